@@ -1,0 +1,235 @@
+import { z } from 'zod';
+import path from 'node:path';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const commaList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+  );
+
+const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+
+/**
+ * Every setting the process reads from its environment. Each is optional: the defaults run
+ * the service on one machine with SQLite under `./data`, the scripted model only, and no
+ * web search provider.
+ */
+export const environmentSchema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: integer(0, 65535).default(8080),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().default('./data'),
+  /** `postgres://…` to share turns between replicas; SQLite under DATA_DIR otherwise. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  /** Names this process in the store, so a restart can tell its own dead turns apart. */
+  INSTANCE_ID: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
+
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: optionalUrl,
+  OPENAI_MODEL: z.string().min(1).default('gpt-5.1'),
+  MODEL_MAX_RETRIES: integer(0, 10).default(3),
+  MODEL_REQUEST_TIMEOUT_MS: integer(1_000, 3_600_000).default(300_000),
+
+  API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  BODY_LIMIT_BYTES: integer(1_024, 64 * 1024 * 1024).default(1024 * 1024),
+  RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).default(0),
+  MAX_CONCURRENT_TURNS: integer(1, 10_000).default(64),
+  SSE_PING_MS: integer(10, 15_000).default(15_000),
+  SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+
+  DEFAULT_MAX_ITERATIONS: integer(1, 1_000).default(16),
+  MAX_ITERATIONS_LIMIT: integer(1, 1_000).default(64),
+  DEFAULT_TURN_TIMEOUT_MS: integer(1_000, 86_400_000).default(600_000),
+  MAX_TURN_TIMEOUT_MS: integer(1_000, 86_400_000).default(3_600_000),
+  TOOL_TIMEOUT_MS: integer(100, 3_600_000).default(120_000),
+  PARALLEL_TOOL_LIMIT: integer(1, 64).default(4),
+
+  SANDBOX_BWRAP_PATH: z.string().default('bwrap'),
+  /** Runs commands with no sandbox at all. Only for machines that are themselves disposable. */
+  UNSAFE_COMMANDS_WITHOUT_SANDBOX: booleanFlag.default(false),
+  COMMAND_ALLOW_NETWORK: booleanFlag.default(false),
+  COMMAND_TIMEOUT_MS: integer(100, 3_600_000).default(60_000),
+  COMMAND_MAX_TIMEOUT_MS: integer(100, 3_600_000).default(600_000),
+  COMMAND_OUTPUT_LIMIT_BYTES: integer(1_024, 16 * 1024 * 1024).default(64 * 1024),
+
+  WEB_FETCH_ALLOW_HOSTS: commaList.default([]),
+  WEB_FETCH_TIMEOUT_MS: integer(100, 120_000).default(15_000),
+  WEB_FETCH_MAX_BYTES: integer(1_024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
+  WEB_FETCH_MAX_REDIRECTS: integer(0, 20).default(5),
+  WEB_FETCH_OUTPUT_CHARS: integer(1_000, 1_000_000).default(20_000),
+  WEB_SEARCH_PROVIDER: z.enum(['searxng', 'brave', 'tavily']).optional(),
+  SEARXNG_URL: optionalUrl,
+  BRAVE_API_KEY: z.string().min(1).optional(),
+  BRAVE_BASE_URL: z.url().default('https://api.search.brave.com'),
+  TAVILY_API_KEY: z.string().min(1).optional(),
+  TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
+
+  /** A JSON file describing MCP servers: `{ "servers": { "name": { … } } }`. */
+  MCP_CONFIG_FILE: z.string().optional(),
+  TOOL_SEARCH_MODE: z.enum(['emulated', 'native']).default('emulated'),
+  SKILLS_DIR: z.string().optional(),
+});
+
+export type Environment = z.infer<typeof environmentSchema>;
+
+/** The validated configuration the rest of the service reads; nothing else reads `process.env`. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: Environment['LOG_LEVEL'];
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly instanceId: string | undefined;
+  readonly model: {
+    readonly apiKey: string | undefined;
+    readonly baseUrl: string | undefined;
+    readonly defaultModel: string;
+    readonly maxRetries: number;
+    readonly requestTimeoutMs: number;
+  };
+  readonly http: {
+    readonly apiToken: string | undefined;
+    readonly bodyLimitBytes: number;
+    readonly rateLimitPerMinute: number;
+    readonly maxConcurrentTurns: number;
+    readonly ssePingMs: number;
+    readonly shutdownGraceMs: number;
+  };
+  readonly limits: {
+    readonly defaultMaxIterations: number;
+    readonly maxIterations: number;
+    readonly defaultTimeoutMs: number;
+    readonly maxTimeoutMs: number;
+    readonly toolTimeoutMs: number;
+    readonly parallelToolLimit: number;
+  };
+  readonly sandbox: {
+    readonly bwrapPath: string;
+    readonly unsafeWithoutSandbox: boolean;
+    readonly allowNetwork: boolean;
+    readonly defaultTimeoutMs: number;
+    readonly maxTimeoutMs: number;
+    readonly outputLimitBytes: number;
+  };
+  readonly web: {
+    readonly allowHosts: readonly string[];
+    readonly fetchTimeoutMs: number;
+    readonly fetchMaxBytes: number;
+    readonly maxRedirects: number;
+    readonly outputChars: number;
+    readonly search:
+      | { readonly provider: 'searxng'; readonly baseUrl: string }
+      | { readonly provider: 'brave'; readonly baseUrl: string; readonly apiKey: string }
+      | { readonly provider: 'tavily'; readonly baseUrl: string; readonly apiKey: string }
+      | undefined;
+  };
+  readonly mcpConfigFile: string | undefined;
+  readonly toolSearchMode: 'emulated' | 'native';
+  readonly skillsDir: string | undefined;
+}
+
+/** Raised when the environment is wrong; names each variable and what is wrong with it. */
+export class ConfigError extends Error {
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment once. Empty strings count as unset. */
+export function loadConfig(environment: Readonly<Record<string, string | undefined>>): Config {
+  const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = environmentSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  const problems: string[] = [];
+  if (env.MAX_ITERATIONS_LIMIT < env.DEFAULT_MAX_ITERATIONS) {
+    problems.push('MAX_ITERATIONS_LIMIT: must be at least DEFAULT_MAX_ITERATIONS');
+  }
+  if (env.MAX_TURN_TIMEOUT_MS < env.DEFAULT_TURN_TIMEOUT_MS) {
+    problems.push('MAX_TURN_TIMEOUT_MS: must be at least DEFAULT_TURN_TIMEOUT_MS');
+  }
+  if (env.COMMAND_MAX_TIMEOUT_MS < env.COMMAND_TIMEOUT_MS) {
+    problems.push('COMMAND_MAX_TIMEOUT_MS: must be at least COMMAND_TIMEOUT_MS');
+  }
+  const search = searchSettings(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    host: env.HOST,
+    port: env.PORT,
+    logLevel: env.LOG_LEVEL,
+    dataDir: path.resolve(env.DATA_DIR),
+    databaseUrl: env.DATABASE_URL,
+    instanceId: env.INSTANCE_ID,
+    model: {
+      apiKey: env.OPENAI_API_KEY,
+      baseUrl: env.OPENAI_BASE_URL,
+      defaultModel: env.OPENAI_MODEL,
+      maxRetries: env.MODEL_MAX_RETRIES,
+      requestTimeoutMs: env.MODEL_REQUEST_TIMEOUT_MS,
+    },
+    http: {
+      apiToken: env.API_TOKEN,
+      bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+      maxConcurrentTurns: env.MAX_CONCURRENT_TURNS,
+      ssePingMs: env.SSE_PING_MS,
+      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    },
+    limits: {
+      defaultMaxIterations: env.DEFAULT_MAX_ITERATIONS,
+      maxIterations: env.MAX_ITERATIONS_LIMIT,
+      defaultTimeoutMs: env.DEFAULT_TURN_TIMEOUT_MS,
+      maxTimeoutMs: env.MAX_TURN_TIMEOUT_MS,
+      toolTimeoutMs: env.TOOL_TIMEOUT_MS,
+      parallelToolLimit: env.PARALLEL_TOOL_LIMIT,
+    },
+    sandbox: {
+      bwrapPath: env.SANDBOX_BWRAP_PATH,
+      unsafeWithoutSandbox: env.UNSAFE_COMMANDS_WITHOUT_SANDBOX,
+      allowNetwork: env.COMMAND_ALLOW_NETWORK,
+      defaultTimeoutMs: env.COMMAND_TIMEOUT_MS,
+      maxTimeoutMs: env.COMMAND_MAX_TIMEOUT_MS,
+      outputLimitBytes: env.COMMAND_OUTPUT_LIMIT_BYTES,
+    },
+    web: {
+      allowHosts: env.WEB_FETCH_ALLOW_HOSTS.map((host) => host.toLowerCase()),
+      fetchTimeoutMs: env.WEB_FETCH_TIMEOUT_MS,
+      fetchMaxBytes: env.WEB_FETCH_MAX_BYTES,
+      maxRedirects: env.WEB_FETCH_MAX_REDIRECTS,
+      outputChars: env.WEB_FETCH_OUTPUT_CHARS,
+      search,
+    },
+    mcpConfigFile: env.MCP_CONFIG_FILE,
+    toolSearchMode: env.TOOL_SEARCH_MODE,
+    skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
+  };
+}
+
+function searchSettings(env: Environment, problems: string[]): Config['web']['search'] {
+  switch (env.WEB_SEARCH_PROVIDER) {
+    case undefined:
+      return undefined;
+    case 'searxng':
+      if (env.SEARXNG_URL === undefined) problems.push('SEARXNG_URL: required when WEB_SEARCH_PROVIDER=searxng');
+      return { provider: 'searxng', baseUrl: env.SEARXNG_URL ?? '' };
+    case 'brave':
+      if (env.BRAVE_API_KEY === undefined) problems.push('BRAVE_API_KEY: required when WEB_SEARCH_PROVIDER=brave');
+      return { provider: 'brave', baseUrl: env.BRAVE_BASE_URL, apiKey: env.BRAVE_API_KEY ?? '' };
+    case 'tavily':
+      if (env.TAVILY_API_KEY === undefined) problems.push('TAVILY_API_KEY: required when WEB_SEARCH_PROVIDER=tavily');
+      return { provider: 'tavily', baseUrl: env.TAVILY_BASE_URL, apiKey: env.TAVILY_API_KEY ?? '' };
+  }
+}

@@ -1,0 +1,152 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { isJsonObject, type JsonObject } from '../json.js';
+import { compileJsonSchemaValidator, type SchemaIssue, type ValidationOutcome } from './schema/json-schema-validator.js';
+import { StrictSchemaError, toStrictJsonSchema } from './schema/strict-schema.js';
+import { zodToJsonSchema } from './schema/zod-to-json-schema.js';
+import { ToolDefinitionError } from './tool-definition-error.js';
+import type { AgentToolResult, PresentationEvent } from './tool-result.js';
+
+export type ExecutionMode = 'parallel' | 'sequential';
+
+/** What `execute` receives beside its validated parameters. */
+export interface ToolExecutionContext {
+  /** Fires when the turn is cancelled or the call times out; a tool must stop promptly. */
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  readonly logger: Logger;
+  /** Streams a presentation event now, while the tool is still running. */
+  readonly present: (event: PresentationEvent) => void;
+}
+
+/** The definition a tool author writes. */
+export interface WorkerToolOptions<TParams> {
+  /** What the model calls; providers accept `^[A-Za-z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** What the tool does, for the model to decide when to call it. */
+  readonly description: string;
+  /** Input parameters, validated before `execute` runs. */
+  readonly schema?: z.ZodType<TParams>;
+  /** A raw JSON Schema, sent as given instead of one generated from `schema`. */
+  readonly jsonSchema?: JsonObject;
+  /** Asks the provider to enforce the parameters schema strictly. */
+  readonly strict?: boolean;
+  /** Groups related tools into one provider namespace. */
+  readonly namespace?: string;
+  readonly namespaceDescription?: string;
+  /** Keeps the schema behind Tool Search until the model selects the tool. */
+  readonly deferLoading?: boolean;
+  /** `parallel` only for tools that are read-only and not destructive. */
+  readonly executionMode: ExecutionMode;
+  readonly isReadOnly: boolean;
+  readonly isDestructive: boolean;
+  /** Overrides the server's per-call timeout for this tool. */
+  readonly timeoutMs?: number;
+  /** A short label from the validated parameters: "Reading notes.md". */
+  describeActivity(params: TParams): string;
+  /** Replaces the label when the tool completes: "Read notes.md (1.2 KB)". */
+  describeCompletedActivity?(params: TParams, result: AgentToolResult): string;
+  execute(params: TParams, context: ToolExecutionContext): Promise<AgentToolResult>;
+}
+
+export type ArgumentsCheck<TParams> =
+  | { readonly ok: true; readonly params: TParams }
+  | { readonly ok: false; readonly issues: readonly SchemaIssue[] };
+
+/** A tool ready for a turn: its definition plus the schema the model sees and its validator. */
+export interface WorkerAgentTool<TParams = unknown> extends WorkerToolOptions<TParams> {
+  readonly strict: boolean;
+  readonly deferLoading: boolean;
+  /** The parameters JSON Schema exactly as it is sent to the provider. */
+  readonly parameters: JsonObject;
+  /** `zod` when generated from `schema`, `json` when `jsonSchema` was passed through. */
+  readonly schemaSource: 'zod' | 'json';
+  /** Checks decoded arguments: strict-mode nulls removed, then the schema(s) enforced. */
+  checkArguments(value: unknown): ArgumentsCheck<TParams>;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Builds a `WorkerAgentTool`, refusing at definition time what would fail later: a name
+ * providers reject, a non-object root schema, a schema strict mode cannot express, or a
+ * `parallel` tool that could change anything. The JSON Schema is computed here, once per
+ * definition, never per turn.
+ */
+export function defineWorkerTool<TParams>(options: WorkerToolOptions<TParams>): WorkerAgentTool<TParams> {
+  const { name } = options;
+  if (!TOOL_NAME.test(name)) {
+    throw new ToolDefinitionError(name, 'a tool name must match ^[A-Za-z0-9_-]{1,64}$');
+  }
+  if (options.namespace !== undefined && !TOOL_NAME.test(options.namespace)) {
+    throw new ToolDefinitionError(name, `namespace "${options.namespace}" must match ^[A-Za-z0-9_-]{1,64}$`);
+  }
+  if (options.executionMode === 'parallel' && (!options.isReadOnly || options.isDestructive)) {
+    throw new ToolDefinitionError(name, 'only a read-only, non-destructive tool may run in parallel');
+  }
+  if (options.schema === undefined && options.jsonSchema === undefined) {
+    throw new ToolDefinitionError(name, 'give a Zod `schema` or a raw `jsonSchema`');
+  }
+  const strict = options.strict ?? false;
+
+  let parameters: JsonObject;
+  let schemaSource: 'zod' | 'json';
+  let stripNulls: ((value: unknown) => unknown) | undefined;
+  let validateJson: ((value: unknown) => ValidationOutcome<JsonObject>) | undefined;
+  if (options.jsonSchema !== undefined) {
+    if (!isJsonObject(options.jsonSchema) || options.jsonSchema['type'] !== 'object') {
+      throw new ToolDefinitionError(name, 'a raw jsonSchema must have a root object schema ("type": "object")');
+    }
+    try {
+      validateJson = compileJsonSchemaValidator(options.jsonSchema);
+    } catch (error) {
+      throw new ToolDefinitionError(name, `its jsonSchema does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // Sent exactly as given: a strict tool with a raw schema must already be strict-ready.
+    parameters = options.jsonSchema;
+    schemaSource = 'json';
+  } else {
+    const generated = zodToJsonSchema({ toolName: name, schema: options.schema as z.ZodType });
+    schemaSource = 'zod';
+    if (strict) {
+      try {
+        const compiled = toStrictJsonSchema(generated);
+        parameters = compiled.schema;
+        if (compiled.hasOptionalNulls) stripNulls = compiled.stripOptionalNulls;
+      } catch (error) {
+        if (error instanceof StrictSchemaError) throw new ToolDefinitionError(name, `strict mode: ${error.message}`);
+        throw error;
+      }
+    } else {
+      parameters = generated;
+    }
+  }
+
+  const zodSchema = options.schema;
+  const checkArguments = (value: unknown): ArgumentsCheck<TParams> => {
+    const decoded = stripNulls === undefined ? value : stripNulls(value);
+    if (validateJson !== undefined) {
+      const outcome = validateJson(decoded);
+      if (!outcome.ok) return { ok: false, issues: outcome.issues };
+      if (zodSchema === undefined) return { ok: true, params: outcome.value as TParams };
+    }
+    const parsed = (zodSchema as z.ZodType<TParams>).safeParse(decoded);
+    if (parsed.success) return { ok: true, params: parsed.data };
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((issue) => ({
+        path: issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
+        message: issue.message.replace(/^Invalid input: /, ''),
+      })),
+    };
+  };
+
+  return {
+    ...options,
+    strict,
+    deferLoading: options.deferLoading ?? false,
+    parameters,
+    schemaSource,
+    checkArguments,
+  };
+}
