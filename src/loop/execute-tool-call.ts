@@ -1,0 +1,185 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { JsonObject } from '../json.js';
+import type { FunctionCallOutputItem } from '../models/model-client.js';
+import { resultText, type AgentToolResult } from '../tools/tool-result.js';
+import type { ToolFailureCode, TurnEventBody } from '../turns/turn-events.js';
+import { REPEATED_FAILURE_WARNING, type FailureMemory } from './failure-memory.js';
+import type { PreparedCall } from './prepare-tool-call.js';
+import { toModelOutput } from './to-model-output.js';
+
+/** What one call contributed: the output the model reads, and whether it ended the turn. */
+export interface CallOutcome {
+  readonly output: FunctionCallOutputItem['output'];
+  readonly terminate: boolean;
+  readonly result?: AgentToolResult;
+}
+
+export interface ToolCallRuntime {
+  readonly iteration: number;
+  /** The turn's signal: cancellation, disconnect, turn timeout. */
+  readonly signal: AbortSignal;
+  readonly defaultTimeoutMs: number;
+  readonly emit: (event: TurnEventBody) => void;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly failures: FailureMemory;
+}
+
+const MAX_LABEL_LENGTH = 200;
+
+/**
+ * Runs one prepared call to a recorded outcome: `tool.started`, then exactly one of
+ * `tool.completed` / `tool.failed`. A timeout or cancellation settles the call at once, even
+ * when the tool ignores its signal, and says truthfully what happened.
+ */
+export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallRuntime): Promise<CallOutcome> {
+  const { call } = prepared;
+  const namespace = call.namespace === undefined ? {} : { namespace: call.namespace };
+  if (prepared.kind === 'rejected') {
+    return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: undefined });
+  }
+  const { tool, params, repair } = prepared;
+  const label = safeLabel(() => tool.describeActivity(params), `Running ${tool.name}`);
+  const started = runtime.clock.monotonicMs();
+  runtime.emit({
+    type: 'tool.started',
+    callId: call.callId,
+    name: tool.name,
+    ...namespace,
+    label,
+    iteration: runtime.iteration,
+    executionMode: tool.executionMode,
+    repair,
+  });
+
+  const controller = new AbortController();
+  const timeoutMs = tool.timeoutMs ?? runtime.defaultTimeoutMs;
+  let stoppedBy: 'timeout' | 'cancel' | undefined;
+  const onTurnAbort = () => {
+    stoppedBy ??= 'cancel';
+    controller.abort(runtime.signal.reason);
+  };
+  let resolveStopped: () => void = () => undefined;
+  const stopped = new Promise<'stopped'>((resolve) => {
+    resolveStopped = () => {
+      resolve('stopped');
+    };
+  });
+  controller.signal.addEventListener('abort', resolveStopped, { once: true });
+  if (runtime.signal.aborted) onTurnAbort();
+  else runtime.signal.addEventListener('abort', onTurnAbort, { once: true });
+  const timer = setTimeout(() => {
+    stoppedBy ??= 'timeout';
+    controller.abort(new Error(`timed out after ${formatSeconds(timeoutMs)}`));
+  }, timeoutMs);
+  timer.unref();
+
+  const context = {
+    signal: controller.signal,
+    callId: call.callId,
+    logger: runtime.logger.child({ tool: tool.name, callId: call.callId }),
+    present: (event: { type: string; data?: JsonObject }) => {
+      runtime.emit({ type: 'tool.presentation', callId: call.callId, name: tool.name, event });
+    },
+  };
+  const running = Promise.resolve()
+    .then(() => tool.execute(params, context))
+    .then(
+      (result) => ({ ok: true as const, result }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const settled = await Promise.race([running, stopped]);
+  clearTimeout(timer);
+  runtime.signal.removeEventListener('abort', onTurnAbort);
+  const durationMs = Math.round(runtime.clock.monotonicMs() - started);
+
+  if (settled === 'stopped' || (!settled.ok && stoppedBy !== undefined)) {
+    void running.then((late) => {
+      if (late.ok) context.logger.warn('a tool finished after it was stopped; its result was discarded');
+    });
+    if (stoppedBy === 'timeout') {
+      return fail(runtime, prepared, {
+        code: 'timeout',
+        message: `${tool.name} timed out after ${formatSeconds(timeoutMs)} and was stopped; try a smaller request or a different approach`,
+        durationMs,
+        label,
+      });
+    }
+    return fail(runtime, prepared, {
+      code: 'aborted',
+      message: `aborted after ${formatSeconds(durationMs)}: the turn was cancelled`,
+      durationMs,
+      label,
+    });
+  }
+  if (!settled.ok) {
+    const message = settled.error instanceof Error ? settled.error.message : String(settled.error);
+    context.logger.debug({ err: settled.error }, 'tool failed');
+    return fail(runtime, prepared, { code: 'tool_error', message: message || `${tool.name} failed`, durationMs, label });
+  }
+
+  const { result } = settled;
+  for (const event of result.presentation ?? []) context.present(event);
+  const completedLabel =
+    tool.describeCompletedActivity === undefined ? label : safeLabel(() => tool.describeCompletedActivity?.(params, result) ?? label, label);
+  const details = repair === 'none' ? result.details : { ...result.details, repair };
+  runtime.emit({
+    type: 'tool.completed',
+    callId: call.callId,
+    name: tool.name,
+    ...namespace,
+    label: completedLabel,
+    output: resultText(result.content),
+    ...(details === undefined ? {} : { details }),
+    durationMs,
+    iteration: runtime.iteration,
+    repair,
+  });
+  return { output: toModelOutput(result.content), terminate: result.terminate === true, result };
+}
+
+function fail(
+  runtime: ToolCallRuntime,
+  prepared: PreparedCall,
+  failure: { code: ToolFailureCode; message: string; durationMs: number; label: string | undefined },
+): CallOutcome {
+  const { call } = prepared;
+  let output = failure.code === 'aborted' ? failure.message : `Error: ${failure.message}`;
+  if (failure.code !== 'aborted') {
+    const count = runtime.failures.record({ identity: prepared.identity, rawArguments: call.arguments, message: failure.message });
+    output += count > 1 ? `\n\n${REPEATED_FAILURE_WARNING}` : '\nTry a different approach if this keeps failing.';
+  }
+  runtime.emit({
+    type: 'tool.failed',
+    callId: call.callId,
+    name: call.name,
+    ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
+    ...(failure.label === undefined ? {} : { label: failure.label }),
+    error: { code: failure.code, message: failure.message },
+    output,
+    ...(prepared.repair === undefined || prepared.repair === 'none' ? {} : { details: { repair: prepared.repair } }),
+    durationMs: failure.durationMs,
+    iteration: runtime.iteration,
+    ...(prepared.repair === undefined ? {} : { repair: prepared.repair }),
+  });
+  return { output, terminate: false };
+}
+
+function safeLabel(describe: () => string, fallback: string): string {
+  try {
+    const label = describe().trim();
+    if (label === '') return fallback;
+    return label.length > MAX_LABEL_LENGTH ? `${label.slice(0, MAX_LABEL_LENGTH - 1)}…` : label;
+  } catch {
+    return fallback;
+  }
+}
+
+/** "1.2 s" under a minute, "3 min 5 s" above: the way a person reads a duration. */
+export function formatSeconds(milliseconds: number): string {
+  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1).replace(/\.0$/, '')} s`;
+  const minutes = Math.floor(milliseconds / 60_000);
+  const seconds = Math.round((milliseconds % 60_000) / 1000);
+  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
+}

@@ -1,0 +1,141 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { JsonObject } from '../json.js';
+import { ModelError, type ConversationItem, type ModelClient, type ModelFunctionCall, type ModelResponse } from '../models/model-client.js';
+import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import type { AgentToolResult } from '../tools/tool-result.js';
+import type { TurnError, TurnEventBody, TurnUsage } from '../turns/turn-events.js';
+import type { CompletionPolicy } from './completion-policy.js';
+import { dispatchToolCalls } from './dispatch-tool-calls.js';
+import { FailureMemory } from './failure-memory.js';
+import { createToolMap } from './tool-map.js';
+
+export interface TurnLoopOptions {
+  readonly model: ModelClient;
+  readonly instructions?: string;
+  /** The conversation so far; the loop appends to a copy. */
+  readonly input: readonly ConversationItem[];
+  readonly tools: readonly WorkerAgentTool[];
+  /** The provider tool definitions for these tools, sent as given on every request. */
+  readonly providerTools: readonly JsonObject[];
+  readonly completion: CompletionPolicy;
+  readonly maxIterations: number;
+  readonly toolTimeoutMs: number;
+  readonly parallelLimit: number;
+  readonly signal: AbortSignal;
+  readonly emit: (event: TurnEventBody) => void;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/** How the loop stopped. The turn turns this into exactly one terminal event. */
+export type LoopOutcome = (
+  | { readonly kind: 'answered'; readonly text: string }
+  | { readonly kind: 'terminated'; readonly text: string; readonly call: ModelFunctionCall; readonly result: AgentToolResult }
+  | { readonly kind: 'iteration_exhausted'; readonly text: string }
+  | { readonly kind: 'failed'; readonly error: TurnError; readonly text: string }
+  | { readonly kind: 'cancelled' }
+) & { readonly iterations: number; readonly usage: TurnUsage };
+
+const SUMMARY_REQUEST =
+  'You have used every step this turn allows, so no more tools can run. Without calling any tool, summarise for the user what you did, what you found, and what is still undone.';
+
+/**
+ * The agent loop: call the model, run the calls it makes, feed the outputs back, repeat until
+ * it answers without calls, a tool ends the turn, the budget runs out, or the turn is aborted.
+ * Model faults (unknown tools, bad arguments, failing tools) become outputs the model reads;
+ * only a failing model call or cancellation stops the loop early.
+ */
+export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome> {
+  const { model, signal, emit, completion } = options;
+  const toolMap = createToolMap(options.tools);
+  const conversation: ConversationItem[] = [...options.input];
+  const failures = new FailureMemory();
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  let iterations = 0;
+  let afterToolResults = false;
+  let lastText = '';
+
+  const ask = async (toolChoice: 'auto' | 'none'): Promise<ModelResponse> => {
+    iterations += 1;
+    const iteration = iterations;
+    const response = await model
+      .respond(
+        {
+          ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+          input: conversation,
+          tools: options.providerTools,
+          toolChoice,
+        },
+        {
+          signal,
+          onTextDelta: (delta) => {
+            emit({ type: 'message.delta', iteration, delta });
+          },
+        },
+      )
+      .catch((error: unknown) => {
+        throw error instanceof ModelError || signal.aborted ? error : new ModelError(String(error), { cause: error });
+      });
+    usage.inputTokens += response.usage.inputTokens;
+    usage.outputTokens += response.usage.outputTokens;
+    if (response.text !== '') {
+      lastText = response.text;
+      emit({ type: 'message.completed', iteration, text: response.text });
+    }
+    conversation.push(...response.outputItems);
+    return response;
+  };
+  const end = (outcome: DistributiveOutcome): LoopOutcome => ({ ...outcome, iterations, usage: { ...usage } });
+
+  try {
+    for (;;) {
+      if (signal.aborted) return end({ kind: 'cancelled' });
+      if (iterations >= options.maxIterations) {
+        if (!completion.summariseOnExhaustion) return end({ kind: 'iteration_exhausted', text: lastText });
+        conversation.push({ type: 'message', role: 'user', content: SUMMARY_REQUEST });
+        const summary = await ask('none');
+        return end({ kind: 'iteration_exhausted', text: summary.text });
+      }
+      const response = await ask('auto');
+      if (signal.aborted) return end({ kind: 'cancelled' });
+
+      if (response.calls.length === 0) {
+        const decision = completion.onAnswer({ text: response.text, afterToolResults });
+        if (decision.kind === 'final') return end({ kind: 'answered', text: response.text });
+        if (decision.kind === 'fail') return end({ kind: 'failed', error: decision.error, text: response.text });
+        conversation.push({ type: 'message', role: 'user', content: decision.message });
+        afterToolResults = false;
+        continue;
+      }
+
+      const dispatched = await dispatchToolCalls({
+        calls: response.calls,
+        toolMap,
+        parallelLimit: options.parallelLimit,
+        runtime: {
+          iteration: iterations,
+          signal,
+          defaultTimeoutMs: options.toolTimeoutMs,
+          emit,
+          logger: options.logger,
+          clock: options.clock,
+          failures,
+        },
+      });
+      conversation.push(...dispatched.outputs);
+      afterToolResults = true;
+      if (signal.aborted) return end({ kind: 'cancelled' });
+      if (dispatched.terminatedBy !== undefined) {
+        return end({ kind: 'terminated', text: response.text, ...dispatched.terminatedBy });
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return end({ kind: 'cancelled' });
+    if (!(error instanceof ModelError)) throw error;
+    options.logger.warn({ err: error }, 'model call failed');
+    return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: lastText });
+  }
+}
+
+type DistributiveOutcome = LoopOutcome extends infer T ? (T extends unknown ? Omit<T, 'iterations' | 'usage'> : never) : never;

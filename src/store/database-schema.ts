@@ -1,0 +1,56 @@
+import type { Generated } from 'kysely';
+
+/** The tables of the turn store, as Kysely sees them. JSON is kept as text in both dialects. */
+export interface Database {
+  turns: TurnsTable;
+  turn_events: TurnEventsTable;
+  turn_tools: TurnToolsTable;
+  turn_provider_tools: TurnProviderToolsTable;
+  todos: TodosTable;
+}
+
+export interface TurnsTable {
+  id: string;
+  agent_id: string;
+  kind: string;
+  status: string;
+  model: string;
+  created_at: string;
+  finished_at: string | null;
+  iterations: number;
+  output: string | null;
+  result_json: string | null;
+  error_json: string | null;
+  outcome: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  owner: string;
+  heartbeat_at: string;
+  last_seq: number;
+  task_json: string | null;
+}
+
+export interface TurnEventsTable {
+  turn_id: string;
+  seq: number;
+  type: string;
+  body: string;
+}
+
+export interface TurnToolsTable {
+  turn_id: string;
+  tools_json: string;
+}
+
+export interface TurnProviderToolsTable {
+  turn_id: string;
+  iteration: number;
+  tools_json: string;
+}
+
+export interface TodosTable {
+  agent_id: string;
+  items_json: string;
+  updated_at: string;
+  revision: Generated<number>;
+}

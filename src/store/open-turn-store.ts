@@ -1,0 +1,26 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database-schema.js';
+import { KyselyTurnStore } from './kysely-turn-store.js';
+import type { TurnStore } from './turn-store.js';
+
+/**
+ * Opens the turn store: PostgreSQL when a `postgres://` URL is configured (replicas share it),
+ * otherwise a SQLite file under the data folder (one process owns it).
+ */
+export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<TurnStore> {
+  if (options.databaseUrl !== undefined) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    return KyselyTurnStore.open(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
+  }
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const database = new BetterSqlite3(path.join(options.dataDir, 'turns.sqlite'));
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  return KyselyTurnStore.open(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }));
+}

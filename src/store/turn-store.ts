@@ -1,0 +1,91 @@
+import type { JsonObject } from '../json.js';
+import type { TodoStore } from '../tools/todo/todo-store.js';
+import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
+
+export type TurnStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/** A turn as `GET /turns/:id` shows it. */
+export interface TurnRecord {
+  readonly id: string;
+  readonly agentId: string;
+  readonly kind: TurnKind;
+  readonly status: TurnStatus;
+  readonly model: string;
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+  readonly iterations: number;
+  readonly output: string | null;
+  /** The accepted result of a workflow task; absent otherwise. */
+  readonly result?: unknown;
+  readonly error: TurnError | null;
+  readonly outcome: string | null;
+  readonly usage: TurnUsage;
+}
+
+/** What a turn was given, as `GET /turns/:id/tools` shows it. */
+export interface TurnToolsRecord {
+  readonly turnId: string;
+  readonly kind: TurnKind;
+  /** The JSON text of the assembled tool snapshot (an array). */
+  readonly toolsJson: string;
+  /** The provider tool lists, as the exact JSON text sent, for each iteration where it changed. */
+  readonly providerTools: readonly { readonly iteration: number; readonly json: string }[];
+}
+
+/** An event as stored: its JSON text is served as is. */
+export interface StoredEvent {
+  readonly seq: number;
+  readonly type: TurnEvent['type'];
+  readonly json: string;
+}
+
+/** A workflow task as it was accepted: its result is checked against this before it is written. */
+export interface StoredTask {
+  readonly instructions: string;
+  readonly resultSchema: JsonObject;
+}
+
+export interface NewTurn {
+  readonly record: TurnRecord;
+  readonly task?: StoredTask;
+  readonly owner: string;
+  readonly toolsJson: string;
+  readonly providerToolsJson: string;
+}
+
+export interface TurnFinish {
+  readonly status: Exclude<TurnStatus, 'running'>;
+  readonly finishedAt: string;
+  readonly iterations: number;
+  readonly output: string | null;
+  readonly result?: unknown;
+  readonly error: TurnError | null;
+  readonly outcome: string | null;
+  readonly usage: TurnUsage;
+}
+
+/**
+ * Where turns live: the record, every event in order, what the turn was given, and each
+ * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
+ */
+export interface TurnStore extends TodoStore {
+  createTurn(turn: NewTurn): Promise<void>;
+  /** Appends events (in seq order) in one transaction. */
+  appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;
+  /** Appends the last events and closes the record, atomically. */
+  finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void>;
+  recordProviderTools(turnId: string, iteration: number, json: string): Promise<void>;
+  /** Marks these running turns as alive. */
+  heartbeat(turnIds: readonly string[], at: string): Promise<void>;
+  /**
+   * Ends turns left `running` by a process that is gone: those of `owner` (this process's
+   * previous life) and those whose heartbeat is older than `staleBefore`. Each gets a
+   * terminal `turn.failed` event with code `interrupted`. Returns their ids.
+   */
+  interruptOrphans(options: { readonly owner: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
+  getTurn(turnId: string): Promise<TurnRecord | undefined>;
+  getTask(turnId: string): Promise<StoredTask | undefined>;
+  getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined>;
+  listEvents(turnId: string, options: { readonly afterSeq: number; readonly limit: number }): Promise<StoredEvent[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+
+const usageSchema = z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() });
+const errorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  reason: z.string().optional().describe('A finer cause, e.g. `schema_noncompliance` for `no_result_submitted`.'),
+});
+const repairSchema = z
+  .enum(['none', 'empty_object', 'code_fence', 'balanced_object', 'closed_containers'])
+  .describe('The rung of the argument repair ladder that produced the arguments.');
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const turnKindSchema = z.enum(['text', 'workflow_task']);
+export const cancelReasonSchema = z.enum(['client_disconnected', 'cancel_requested', 'timeout', 'shutdown']);
+export const toolFailureCodeSchema = z.enum(['invalid_arguments', 'unknown_tool', 'tool_error', 'timeout', 'aborted', 'skipped']);
+
+const envelope = {
+  turnId: z.string(),
+  seq: z.number().int().min(1),
+  at: z.string().describe('ISO 8601 time the event happened.'),
+};
+
+const turnStarted = z.object({
+  type: z.literal('turn.started'),
+  ...envelope,
+  agentId: z.string(),
+  kind: turnKindSchema,
+  model: z.string(),
+  tools: z.array(z.string()).describe('Tool names in assembly order.'),
+  unavailableSources: z
+    .array(z.object({ source: z.string(), reason: z.string() }))
+    .describe('Sources the agent asked for that this server cannot serve; they contributed no tool.'),
+});
+const messageDelta = z.object({ type: z.literal('message.delta'), ...envelope, iteration: z.number().int(), delta: z.string() });
+const messageCompleted = z.object({ type: z.literal('message.completed'), ...envelope, iteration: z.number().int(), text: z.string() });
+const toolStarted = z.object({
+  type: z.literal('tool.started'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  namespace: z.string().optional(),
+  label: z.string(),
+  iteration: z.number().int(),
+  executionMode: z.enum(['parallel', 'sequential']),
+  repair: repairSchema,
+});
+const toolPresentation = z.object({
+  type: z.literal('tool.presentation'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  event: z.object({ type: z.string(), data: jsonObject.optional() }),
+});
+const toolCompleted = z.object({
+  type: z.literal('tool.completed'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  namespace: z.string().optional(),
+  label: z.string(),
+  output: z.string().describe('What the model sees.'),
+  details: jsonObject.optional(),
+  durationMs: z.number(),
+  iteration: z.number().int(),
+  repair: repairSchema,
+});
+const toolFailed = z.object({
+  type: z.literal('tool.failed'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  namespace: z.string().optional(),
+  label: z.string().optional(),
+  error: z.object({ code: toolFailureCodeSchema, message: z.string() }),
+  output: z.string().describe('What the model sees.'),
+  details: jsonObject.optional(),
+  durationMs: z.number(),
+  iteration: z.number().int(),
+  repair: repairSchema.optional(),
+});
+const turnCompleted = z.object({
+  type: z.literal('turn.completed'),
+  ...envelope,
+  output: z.string(),
+  result: z.unknown().optional(),
+  iterations: z.number().int(),
+  usage: usageSchema,
+  outcome: z.enum(['final_answer', 'terminated', 'result_submitted']),
+});
+const turnFailed = z.object({
+  type: z.literal('turn.failed'),
+  ...envelope,
+  error: errorSchema,
+  output: z.string().optional(),
+  iterations: z.number().int(),
+  usage: usageSchema,
+});
+const turnCancelled = z.object({
+  type: z.literal('turn.cancelled'),
+  ...envelope,
+  reason: cancelReasonSchema,
+  iterations: z.number().int(),
+  usage: usageSchema,
+});
+
+export const turnEventSchema = z.discriminatedUnion('type', [
+  turnStarted,
+  messageDelta,
+  messageCompleted,
+  toolStarted,
+  toolPresentation,
+  toolCompleted,
+  toolFailed,
+  turnCompleted,
+  turnFailed,
+  turnCancelled,
+]);
+
+export type TurnEvent = z.infer<typeof turnEventSchema>;
+export type TurnEventType = TurnEvent['type'];
+export type TurnUsage = z.infer<typeof usageSchema>;
+export type TurnError = z.infer<typeof errorSchema>;
+export type CancelReason = z.infer<typeof cancelReasonSchema>;
+export type TurnKind = z.infer<typeof turnKindSchema>;
+export type ToolFailureCode = z.infer<typeof toolFailureCodeSchema>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An event as its producer emits it; the turn adds `turnId`, `seq` and `at`. */
+export type TurnEventBody = DistributiveOmit<TurnEvent, 'turnId' | 'seq' | 'at'>;
+
+export const TERMINAL_EVENT_TYPES: ReadonlySet<TurnEventType> = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
+
+export { usageSchema, errorSchema, repairSchema };

@@ -1,0 +1,57 @@
+import type { JsonObject } from '../../json.js';
+import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import { formatIssuePath } from '../../tools/schema/format-issue-path.js';
+import { compileJsonSchemaValidator } from '../../tools/schema/json-schema-validator.js';
+import { toStrictJsonSchema, type StrictSchema } from '../../tools/schema/strict-schema.js';
+
+/** The tally a task's completion policy reads: did the model try, and was it refused? */
+export interface SubmissionTally {
+  rejected: number;
+}
+
+/** Wraps a task's result schema as `submit_result`'s strict parameters: `{ result: <schema> }`. */
+export function compileSubmitResultSchema(resultSchema: JsonObject): StrictSchema {
+  return toStrictJsonSchema({
+    type: 'object',
+    properties: { result: resultSchema },
+    required: ['result'],
+    additionalProperties: false,
+  });
+}
+
+/**
+ * `submit_result` for one workflow task: strict, sequential. The provider's strict check is
+ * only the first gate: the value is validated again against the schema as it was stored with
+ * the turn, and only then accepted, which ends the turn. A rejection is an error the model
+ * reads, and the turn stays alive so it can correct the value.
+ */
+export function createSubmitResultTool(options: {
+  readonly strictSchema: StrictSchema;
+  readonly loadStoredSchema: () => Promise<JsonObject>;
+  readonly tally: SubmissionTally;
+}): WorkerAgentTool<{ result: unknown }> {
+  const { strictSchema, tally } = options;
+  return defineWorkerTool<{ result: unknown }>({
+    name: 'submit_result',
+    description:
+      'Submit the final result of this task. Call it exactly once, when the result is complete; the value must match the parameters schema. Submitting ends the task.',
+    jsonSchema: strictSchema.schema,
+    strict: true,
+    executionMode: 'sequential',
+    isReadOnly: false,
+    isDestructive: false,
+    describeActivity: () => 'Submitting the result',
+    describeCompletedActivity: () => 'Submitted the result',
+    async execute(params) {
+      const stripped = strictSchema.stripOptionalNulls(params) as { result: unknown };
+      const validate = compileJsonSchemaValidator(await options.loadStoredSchema());
+      const checked = validate(stripped.result);
+      if (!checked.ok) {
+        tally.rejected += 1;
+        const problems = checked.issues.slice(0, 10).map((issue) => `result${issue.path.length === 0 ? '' : `.${formatIssuePath(issue.path)}`}: ${issue.message}`);
+        throw new Error(`the result does not match the task's schema: ${problems.join('; ')}. Fix the value and call submit_result again.`);
+      }
+      return { content: 'Result accepted. The task is complete.', details: { accepted: true }, terminate: true };
+    },
+  });
+}
