@@ -69,9 +69,9 @@ export const environmentSchema = z.object({
   WEB_SEARCH_PROVIDER: z.enum(['searxng', 'brave', 'tavily']).optional(),
   SEARXNG_URL: optionalUrl,
   BRAVE_API_KEY: z.string().min(1).optional(),
-  BRAVE_BASE_URL: z.url().default('https://api.search.brave.com'),
+  BRAVE_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.search.brave.com'),
   TAVILY_API_KEY: z.string().min(1).optional(),
-  TAVILY_BASE_URL: z.url().default('https://api.tavily.com'),
+  TAVILY_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.tavily.com'),
 
   /** A JSON file describing MCP servers: `{ "servers": { "name": { … } } }`. */
   MCP_CONFIG_FILE: z.string().optional(),

@@ -26,6 +26,8 @@ export interface TurnLoopOptions {
   readonly emit: (event: TurnEventBody) => void;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Kept current as the loop runs, so a caller that stops waiting still knows the counts. */
+  readonly progress?: { iterations: number; usage: TurnUsage };
 }
 
 /** How the loop stopped. The turn turns this into exactly one terminal event. */
@@ -51,13 +53,15 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
   const toolMap = createToolMap(options.tools);
   const conversation: ConversationItem[] = [...options.input];
   const failures = new FailureMemory();
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  const progress = options.progress ?? { iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } };
+  const { usage } = progress;
   let iterations = 0;
   let afterToolResults = false;
   let lastText = '';
 
   const ask = async (toolChoice: 'auto' | 'none'): Promise<ModelResponse> => {
     iterations += 1;
+    progress.iterations = iterations;
     const iteration = iterations;
     const response = await model
       .respond(
@@ -86,11 +90,13 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
     conversation.push(...response.outputItems);
     return response;
   };
+  // A function, not the property: TypeScript would narrow `signal.aborted` across awaits.
+  const cancelled = (): boolean => signal.aborted;
   const end = (outcome: DistributiveOutcome): LoopOutcome => ({ ...outcome, iterations, usage: { ...usage } });
 
   try {
     for (;;) {
-      if (signal.aborted) return end({ kind: 'cancelled' });
+      if (cancelled()) return end({ kind: 'cancelled' });
       if (iterations >= options.maxIterations) {
         if (!completion.summariseOnExhaustion) return end({ kind: 'iteration_exhausted', text: lastText });
         conversation.push({ type: 'message', role: 'user', content: SUMMARY_REQUEST });
@@ -98,7 +104,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
         return end({ kind: 'iteration_exhausted', text: summary.text });
       }
       const response = await ask('auto');
-      if (signal.aborted) return end({ kind: 'cancelled' });
+      if (cancelled()) return end({ kind: 'cancelled' });
 
       if (response.calls.length === 0) {
         const decision = completion.onAnswer({ text: response.text, afterToolResults });
@@ -125,13 +131,13 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       });
       conversation.push(...dispatched.outputs);
       afterToolResults = true;
-      if (signal.aborted) return end({ kind: 'cancelled' });
+      if (cancelled()) return end({ kind: 'cancelled' });
       if (dispatched.terminatedBy !== undefined) {
         return end({ kind: 'terminated', text: response.text, ...dispatched.terminatedBy });
       }
     }
   } catch (error) {
-    if (signal.aborted) return end({ kind: 'cancelled' });
+    if (cancelled()) return end({ kind: 'cancelled' });
     if (!(error instanceof ModelError)) throw error;
     options.logger.warn({ err: error }, 'model call failed');
     return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: lastText });

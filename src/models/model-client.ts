@@ -4,7 +4,7 @@ import type { JsonObject } from '../json.js';
 export type MessageContentPart =
   | { readonly type: 'input_text'; readonly text: string }
   | { readonly type: 'output_text'; readonly text: string }
-  | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: 'auto' | 'low' | 'high' };
+  | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: 'auto' | 'low' | 'high' | undefined };
 
 /**
  * One item of the conversation a turn sends to the model: the Responses API's input item

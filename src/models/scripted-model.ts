@@ -1,19 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JsonObject } from '../json.js';
 import type { ConversationItem, ModelCallOptions, ModelClient, ModelFunctionCall, ModelRequest, ModelResponse } from './model-client.js';
 
 /** One scripted model response. */
 export interface ScriptStep {
-  readonly text?: string;
-  readonly calls?: readonly {
-    readonly name: string;
-    /** The raw string the model would send (may be malformed), or an object to encode. */
-    readonly arguments: string | JsonObject;
-    readonly callId?: string;
-    readonly namespace?: string;
-  }[];
+  readonly text?: string | undefined;
+  readonly calls?:
+    | readonly {
+        readonly name: string;
+        /** The raw string the model would send (may be malformed), or an object to encode. */
+        readonly arguments: string | Readonly<Record<string, unknown>>;
+        readonly callId?: string | undefined;
+        readonly namespace?: string | undefined;
+      }[]
+    | undefined;
   /** Waits this long before answering (abortable), to demonstrate cancellation. */
-  readonly delayMs?: number;
+  readonly delayMs?: number | undefined;
 }
 
 const DELTA_SIZE = 24;

@@ -1,4 +1,4 @@
-import { Kysely, Migrator, type Transaction } from 'kysely';
+import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
 import type { Database } from './database-schema.js';
@@ -19,7 +19,7 @@ export class KyselyTurnStore implements TurnStore {
     const { error } = await migrator.migrateToLatest();
     if (error !== undefined) {
       await db.destroy();
-      throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : 'unknown error'}`, { cause: error });
     }
     return new KyselyTurnStore(db);
   }

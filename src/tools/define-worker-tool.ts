@@ -49,6 +49,65 @@ export interface WorkerToolOptions<TParams> {
   execute(params: TParams, context: ToolExecutionContext): Promise<AgentToolResult>;
 }
 
+interface CompiledToolSchema {
+  readonly parameters: JsonObject;
+  readonly schemaSource: 'zod' | 'json';
+  readonly stripNulls: ((value: unknown) => unknown) | undefined;
+  readonly validateJson: ((value: unknown) => ValidationOutcome<JsonObject>) | undefined;
+}
+
+/*
+ * Tools are created per turn (they close over the turn's home, signal …) but their schemas are
+ * module constants, so the conversion is memoised on the schema object: computed once per
+ * definition, never per turn. Weak keys: nothing is kept alive, and the memo is a pure cache
+ * of a pure function, not state anyone reads.
+ */
+const zodSchemaMemo = { plain: new WeakMap<z.ZodType, CompiledToolSchema>(), strict: new WeakMap<z.ZodType, CompiledToolSchema>() };
+const jsonSchemaMemo = new WeakMap<JsonObject, CompiledToolSchema>();
+
+function compileToolSchema(options: WorkerToolOptions<unknown>, strict: boolean): CompiledToolSchema {
+  const { name } = options;
+  if (options.jsonSchema !== undefined) {
+    const raw = options.jsonSchema;
+    const cached = jsonSchemaMemo.get(raw);
+    if (cached !== undefined) return cached;
+    if (!isJsonObject(raw) || raw['type'] !== 'object') {
+      throw new ToolDefinitionError(name, 'a raw jsonSchema must have a root object schema ("type": "object")');
+    }
+    let validateJson: CompiledToolSchema['validateJson'];
+    try {
+      validateJson = compileJsonSchemaValidator(raw);
+    } catch (error) {
+      throw new ToolDefinitionError(name, `its jsonSchema does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // Sent exactly as given: a strict tool with a raw schema must already be strict-ready.
+    const compiled: CompiledToolSchema = { parameters: raw, schemaSource: 'json', stripNulls: undefined, validateJson };
+    jsonSchemaMemo.set(raw, compiled);
+    return compiled;
+  }
+  const schema = options.schema as z.ZodType;
+  const memo = strict ? zodSchemaMemo.strict : zodSchemaMemo.plain;
+  const cached = memo.get(schema);
+  if (cached !== undefined) return cached;
+  const generated = zodToJsonSchema({ toolName: name, schema });
+  let compiled: CompiledToolSchema = { parameters: generated, schemaSource: 'zod', stripNulls: undefined, validateJson: undefined };
+  if (strict) {
+    try {
+      const strictSchema = toStrictJsonSchema(generated);
+      compiled = {
+        ...compiled,
+        parameters: strictSchema.schema,
+        stripNulls: strictSchema.hasOptionalNulls ? strictSchema.stripOptionalNulls : undefined,
+      };
+    } catch (error) {
+      if (error instanceof StrictSchemaError) throw new ToolDefinitionError(name, `strict mode: ${error.message}`);
+      throw error;
+    }
+  }
+  memo.set(schema, compiled);
+  return compiled;
+}
+
 export type ArgumentsCheck<TParams> =
   | { readonly ok: true; readonly params: TParams }
   | { readonly ok: false; readonly issues: readonly SchemaIssue[] };
@@ -89,39 +148,7 @@ export function defineWorkerTool<TParams>(options: WorkerToolOptions<TParams>): 
   }
   const strict = options.strict ?? false;
 
-  let parameters: JsonObject;
-  let schemaSource: 'zod' | 'json';
-  let stripNulls: ((value: unknown) => unknown) | undefined;
-  let validateJson: ((value: unknown) => ValidationOutcome<JsonObject>) | undefined;
-  if (options.jsonSchema !== undefined) {
-    if (!isJsonObject(options.jsonSchema) || options.jsonSchema['type'] !== 'object') {
-      throw new ToolDefinitionError(name, 'a raw jsonSchema must have a root object schema ("type": "object")');
-    }
-    try {
-      validateJson = compileJsonSchemaValidator(options.jsonSchema);
-    } catch (error) {
-      throw new ToolDefinitionError(name, `its jsonSchema does not compile: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    // Sent exactly as given: a strict tool with a raw schema must already be strict-ready.
-    parameters = options.jsonSchema;
-    schemaSource = 'json';
-  } else {
-    const generated = zodToJsonSchema({ toolName: name, schema: options.schema as z.ZodType });
-    schemaSource = 'zod';
-    if (strict) {
-      try {
-        const compiled = toStrictJsonSchema(generated);
-        parameters = compiled.schema;
-        if (compiled.hasOptionalNulls) stripNulls = compiled.stripOptionalNulls;
-      } catch (error) {
-        if (error instanceof StrictSchemaError) throw new ToolDefinitionError(name, `strict mode: ${error.message}`);
-        throw error;
-      }
-    } else {
-      parameters = generated;
-    }
-  }
-
+  const { parameters, schemaSource, stripNulls, validateJson } = compileToolSchema(options, strict);
   const zodSchema = options.schema;
   const checkArguments = (value: unknown): ArgumentsCheck<TParams> => {
     const decoded = stripNulls === undefined ? value : stripNulls(value);

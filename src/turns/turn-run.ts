@@ -121,7 +121,7 @@ export class TurnRun {
   }
 
   #number(body: TurnEventBody): { event: TurnEvent; stored: StoredEvent } {
-    const event = { ...body, turnId: this.id, seq: this.#events.length + 1, at: this.#clock.now().toISOString() } as TurnEvent;
+    const event = { ...body, turnId: this.id, seq: this.#events.length + 1, at: this.#clock.now().toISOString() };
     return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
   }
 

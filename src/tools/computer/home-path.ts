@@ -49,7 +49,9 @@ export async function resolveHomePath(home: string, requested: string): Promise<
 
 function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  // `..` as a whole segment climbs out; a name that merely starts with dots ("..notes.md") does not.
+  const climbs = relative === '..' || relative.startsWith(`..${path.sep}`);
+  return relative === '' || (!climbs && !path.isAbsolute(relative));
 }
 
 /** The real path of the deepest existing ancestor, and what remains below it. */

@@ -1,0 +1,66 @@
+import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
+import { z } from 'zod';
+import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
+import { EventStreamWriter } from '../src/http/event-stream-writer.js';
+import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
+import { ServiceError } from '../src/service-error.js';
+import type { StoredEvent } from '../src/store/turn-store.js';
+import { turnEventSchema } from '../src/turns/turn-events.js';
+import type { TurnService } from '../src/turns/turn-service.js';
+
+export interface TurnEventRoutesOptions {
+  readonly service: TurnService;
+  readonly ssePingMs: number;
+}
+
+const sequence = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** `GET /turns/:id/events`: replay from the start or after a seq, then the live tail. */
+export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = async (app, { service, ssePingMs }) => {
+  app.get(
+    '/turns/:id/events',
+    {
+      schema: {
+        summary: "A turn's events",
+        description:
+          'Replays the events after `Last-Event-ID` or `?after=N` (the larger wins), then streams live ones until the last. SSE by default, NDJSON for `application/x-ndjson`; `application/json` answers at once with the events stored so far. Leaving this stream does not cancel the turn.',
+        tags: ['turns'],
+        params: z.object({ id: z.string().min(1).max(200) }),
+        querystring: z.object({ after: sequence.optional() }),
+        headers: z.object({ 'last-event-id': sequence.optional() }),
+        response: { 200: z.object({ events: z.array(turnEventSchema) }), 404: errorEnvelopeSchema, 406: errorEnvelopeSchema, ...commonErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const format = negotiateStreamFormat(request.headers.accept);
+      if (format === undefined) {
+        throw new ServiceError({ statusCode: 406, code: 'not_acceptable', message: 'Accept text/event-stream, application/x-ndjson or application/json' });
+      }
+      const turnId = request.params.id;
+      const afterSeq = Math.max(request.query.after ?? 0, request.headers['last-event-id'] ?? 0);
+      await service.getTurn(turnId);
+      const controller = new AbortController();
+      if (format === 'json') {
+        const events: StoredEvent[] = [];
+        controller.abort();
+        await service.streamEvents({ turnId, afterSeq, signal: controller.signal, onEvent: (event) => events.push(event) });
+        // Stored event text, served as is (already the schema's shape as JSON).
+        const body = `{"events":[${events.map((event) => event.json).join(',')}]}`;
+        return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(body as never);
+      }
+      reply.hijack();
+      const writer = new EventStreamWriter({ response: reply.raw, format, pingMs: ssePingMs, headers: { 'turn-id': turnId } });
+      reply.raw.once('close', () => {
+        writer.abandon();
+        controller.abort();
+      });
+      try {
+        await service.streamEvents({ turnId, afterSeq, signal: controller.signal, onEvent: (event) => { writer.write(event); } });
+      } catch (error) {
+        request.log.error({ err: error }, 'event stream failed');
+      }
+      writer.end();
+      return reply;
+    },
+  );
+};

@@ -1,0 +1,62 @@
+import type { ServerResponse } from 'node:http';
+import type { StoredEvent } from '../store/turn-store.js';
+
+/**
+ * Writes turn events to a raw response as Server-Sent Events or NDJSON, one write per event
+ * (flushed as it happens), with an SSE comment ping on an interval so proxies keep the
+ * connection open while the turn is quiet.
+ */
+export class EventStreamWriter {
+  readonly #response: ServerResponse;
+  readonly #format: 'sse' | 'ndjson';
+  readonly #ping: NodeJS.Timeout | undefined;
+  #ended = false;
+
+  constructor(options: { response: ServerResponse; format: 'sse' | 'ndjson'; pingMs: number; headers: Record<string, string> }) {
+    this.#response = options.response;
+    this.#format = options.format;
+    options.response.writeHead(200, {
+      'content-type': options.format === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      // Stop proxies (nginx and friends) and compressors from holding events back.
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+      ...options.headers,
+    });
+    options.response.flushHeaders();
+    if (options.format === 'sse') {
+      this.#ping = setInterval(() => {
+        this.#write(': ping\n\n');
+      }, options.pingMs);
+      this.#ping.unref();
+    }
+  }
+
+  /** True once the stream was ended by us (not by the client going away). */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  write(event: StoredEvent): void {
+    if (this.#format === 'sse') this.#write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`);
+    else this.#write(`${event.json}\n`);
+  }
+
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#ping !== undefined) clearInterval(this.#ping);
+    if (!this.#response.destroyed) this.#response.end();
+  }
+
+  /** Stops writing because the client is gone. */
+  abandon(): void {
+    this.#ended = true;
+    if (this.#ping !== undefined) clearInterval(this.#ping);
+  }
+
+  #write(chunk: string): void {
+    if (this.#ended || this.#response.destroyed) return;
+    this.#response.write(chunk);
+  }
+}

@@ -1,0 +1,182 @@
+import OpenAI from 'openai';
+import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
+import type { Logger } from 'pino';
+import type { JsonObject } from '../json.js';
+import { classifyModelFailure, type ModelFailure } from './classify-model-failure.js';
+import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
+import { ModelError } from './model-client.js';
+import { retryDelayMs } from './model-retry-policy.js';
+import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
+import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
+import { toModelResponse } from './to-model-response.js';
+import { toResponsesInput } from './to-responses-input.js';
+
+export interface OpenAIResponsesModelOptions {
+  readonly apiKey: string;
+  /** e.g. `https://api.openai.com/v1`; the OpenAI endpoint when absent. */
+  readonly baseUrl?: string | undefined;
+  readonly model: string;
+  /** Further attempts after the first, for failures that may pass (429, 5xx, resets …). */
+  readonly maxRetries: number;
+  /**
+   * How long one attempt may go without hearing from the provider (before the headers, or
+   * between two stream events) before it counts as hung, is aborted, and may be retried.
+   */
+  readonly requestTimeoutMs: number;
+  readonly logger: Logger;
+  /** The wait between attempts; injectable so tests need not wait. Must reject on abort. */
+  readonly sleep?: AbortableSleep;
+  /** Jitter source in [0, 1); injectable for deterministic tests. */
+  readonly random?: () => number;
+  /**
+   * Asks for `reasoning.encrypted_content`, without which a `store: false` request cannot
+   * send a reasoning item back ("Item with id 'rs_…' not found"). Defaults to on for
+   * reasoning model names (`o1`…, `gpt-5`…, `codex`…); non-reasoning models may refuse it.
+   */
+  readonly includeEncryptedReasoning?: boolean;
+}
+
+type AttemptOutcome = { readonly ok: true; readonly response: ModelResponse } | { readonly ok: false; readonly failure: ModelFailure };
+
+/**
+ * A `ModelClient` over the OpenAI Responses API (or any server speaking it), streaming every
+ * request. Retries are ours, not the SDK's: only we know whether text already reached the
+ * user, after which a retry would repeat it.
+ */
+export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions): ModelClient {
+  const { apiKey, model, maxRetries, requestTimeoutMs, logger } = options;
+  const sleep = options.sleep ?? sleepWithSignal;
+  const random = options.random ?? Math.random;
+  const includeEncryptedReasoning = options.includeEncryptedReasoning ?? /^(o\d|gpt-5|codex)/i.test(model);
+  const redact = (text: string): string => redactSecret(text, apiKey);
+  const sdkLogger = logger.child({ component: 'openai-sdk' });
+  const client = new OpenAI({
+    apiKey,
+    // Explicit values, so that the SDK does not read `process.env` behind the config's back.
+    baseURL: options.baseUrl ?? 'https://api.openai.com/v1',
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: requestTimeoutMs,
+    logLevel: 'warn',
+    logger: {
+      error: (message) => { sdkLogger.error(redact(message)); },
+      warn: (message) => { sdkLogger.warn(redact(message)); },
+      info: (message) => { sdkLogger.info(redact(message)); },
+      debug: (message) => { sdkLogger.debug(redact(message)); },
+    },
+  });
+
+  const runAttempt = async (body: ResponseCreateParamsStreaming, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
+    const turnSignal = call.signal;
+    const controller = new AbortController();
+    const abortFromTurn = (): void => { controller.abort(turnSignal.reason); };
+    turnSignal.addEventListener('abort', abortFromTurn, { once: true });
+    // An object, not a `let`: the timer callback mutates it behind the compiler's back.
+    const idle = { timedOut: false };
+    const idleTimer = setTimeout(() => {
+      idle.timedOut = true;
+      controller.abort(new ModelError('model request timed out'));
+    }, requestTimeoutMs);
+    const accumulator = createResponseStreamAccumulator();
+    let listenerFailure: { readonly error: unknown } | undefined;
+    try {
+      const stream = await client.responses.create(body, { signal: controller.signal });
+      for await (const event of stream) {
+        idleTimer.refresh();
+        const effect = accumulator.apply(event);
+        if (effect.kind === 'text') {
+          progress.outputForwarded = true;
+          try {
+            call.onTextDelta(effect.delta);
+          } catch (error) {
+            listenerFailure = { error };
+            throw error;
+          }
+        } else if (effect.kind === 'failed') {
+          const code = effect.code === undefined ? '' : ` (${effect.code})`;
+          return { ok: false, failure: { error: new ModelError(`the model response failed: ${redact(effect.message)}${code}`), retryable: false } };
+        } else if (effect.kind === 'incomplete') {
+          logger.warn({ model, reason: effect.reason }, 'model response incomplete; using what arrived');
+        }
+      }
+    } catch (error) {
+      turnSignal.throwIfAborted();
+      if (listenerFailure !== undefined) throw listenerFailure.error;
+      // A connection that breaks after the terminal event has already delivered the whole response.
+      if (!idle.timedOut && !accumulator.finished) {
+        return { ok: false, failure: classifyModelFailure(error, { outputForwarded: progress.outputForwarded, redact }) };
+      }
+    } finally {
+      clearTimeout(idleTimer);
+      turnSignal.removeEventListener('abort', abortFromTurn);
+    }
+    // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
+    turnSignal.throwIfAborted();
+    if (!accumulator.finished) {
+      const message = idle.timedOut
+        ? `the model request timed out: nothing from the provider for ${requestTimeoutMs} ms`
+        : 'the model stream ended before the response was complete';
+      const after = progress.outputForwarded ? ' (after output had started)' : '';
+      return { ok: false, failure: { error: new ModelError(message + after), retryable: !progress.outputForwarded } };
+    }
+    try {
+      return { ok: true, response: toModelResponse(accumulator.result()) };
+    } catch (error) {
+      if (error instanceof ModelError) return { ok: false, failure: { error, retryable: false } };
+      throw error;
+    }
+  };
+
+  const respond = async (request: ModelRequest, call: ModelCallOptions): Promise<ModelResponse> => {
+    const body = requestBody({ model, request, includeEncryptedReasoning });
+    const progress = { outputForwarded: false };
+    for (let attempt = 1; ; attempt += 1) {
+      call.signal.throwIfAborted();
+      const outcome = await runAttempt(body, call, progress);
+      if (outcome.ok) return outcome.response;
+      const { failure } = outcome;
+      if (!failure.retryable || attempt > maxRetries) throw withAttempts(failure.error, attempt);
+      const delayMs = retryDelayMs({ retryIndex: attempt - 1, headers: failure.headers, random, now: Date.now });
+      logger.warn({ model, attempt, delayMs, status: failure.error.status, reason: failure.error.message }, 'model request failed; retrying');
+      await sleep(delayMs, call.signal);
+    }
+  };
+
+  return { model, respond };
+}
+
+/**
+ * The request body. `tools` is the caller's array itself, so the provider receives the
+ * definitions exactly as built. Our items and tools are the documented wire shapes, but the
+ * SDK's types are narrower than what the API accepts (ids and annotations marked required,
+ * tool unions that do not list namespaces), hence the one cast.
+ */
+function requestBody(options: { model: string; request: ModelRequest; includeEncryptedReasoning: boolean }): ResponseCreateParamsStreaming {
+  const { model, request } = options;
+  const body: JsonObject = {
+    model,
+    ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
+    input: toResponsesInput(request.input),
+    tools: request.tools as JsonObject[],
+    tool_choice: request.toolChoice,
+    parallel_tool_calls: true,
+    store: false,
+    stream: true,
+    ...(options.includeEncryptedReasoning ? { include: ['reasoning.encrypted_content'] } : {}),
+  };
+  return body as unknown as ResponseCreateParamsStreaming;
+}
+
+function withAttempts(error: ModelError, attempts: number): ModelError {
+  if (attempts === 1) return error;
+  const status = error.status === undefined ? {} : { status: error.status };
+  return new ModelError(`${error.message} (gave up after ${attempts} attempts)`, { ...status, cause: error.cause ?? error });
+}
+
+/** The key never appears in our messages, even when a provider echoes it back. */
+function redactSecret(text: string, secret: string): string {
+  const withoutKey = secret.length >= 8 ? text.split(secret).join('[redacted]') : text;
+  return withoutKey.replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-[redacted]');
+}

@@ -1,0 +1,102 @@
+import { constants } from 'node:os';
+import type { CommandRunResult, CommandSandbox } from '../../sandbox/command-sandbox.js';
+import { formatDuration } from '../../sandbox/format-duration.js';
+import type { JsonObject } from '../../json.js';
+
+const LABEL_CHARS = 60;
+
+/** A command as a label shows it: one line, about 60 characters, "…" when shortened. */
+export function shortCommand(command: string): string {
+  const oneLine = command.replace(/\s+/g, ' ').trim();
+  const characters = Array.from(oneLine);
+  return characters.length <= LABEL_CHARS ? oneLine : `${characters.slice(0, LABEL_CHARS - 1).join('')}…`;
+}
+
+/** "exit 0, 3.1 s" or "killed by SIGSEGV, 0.2 s", from a result's details. */
+export function completionNote(details: JsonObject | undefined): string | undefined {
+  const duration = typeof details?.['durationMs'] === 'number' ? formatDuration(details['durationMs']) : undefined;
+  const exitCode = details?.['exitCode'];
+  const signal = details?.['signal'];
+  const ending = typeof exitCode === 'number' ? `exit ${String(exitCode)}` : typeof signal === 'string' ? `killed by ${signal}` : undefined;
+  if (ending === undefined) return undefined;
+  return duration === undefined ? ending : `${ending}, ${duration}`;
+}
+
+/** What the model reads: how it ended, how long it took, then the output with any cut note. */
+export function commandResultText(result: CommandRunResult): string {
+  const lines: string[] = [];
+  if (result.exitCode !== null) {
+    lines.push(`exit code: ${String(result.exitCode)}${signalHint(result.exitCode)}`);
+  } else {
+    lines.push(`killed by signal ${String(result.signal)}`);
+  }
+  lines.push(`duration: ${formatDuration(result.durationMs)}`);
+  if (result.outputBytes === 0) {
+    lines.push('output: (none)');
+    return lines.join('\n');
+  }
+  const cut = result.truncatedBytes > 0 ? `, ${result.truncatedBytes.toLocaleString('en-US')} cut from the middle` : '';
+  lines.push(`output (${result.outputBytes.toLocaleString('en-US')} bytes${cut}):`, result.output);
+  return lines.join('\n');
+}
+
+/** The timeout, as thrown to the model: the truthful phrase, then what the command printed before. */
+export function timeoutMessage(result: CommandRunResult, maxTimeoutMs: number): string {
+  const printed = result.outputBytes === 0 ? 'It printed nothing before it was killed.' : `Output before it was killed:\n${result.output}`;
+  return (
+    `The command ${result.summary}. ${printed}\n` +
+    `If it needs longer, pass a larger timeout_ms (at most ${String(maxTimeoutMs)}); ` +
+    'if it waits for input, make it non-interactive (there is no stdin).'
+  );
+}
+
+/** Shells report death by signal N as exit code 128 + N; say so, since it usually means a crash or a kill. */
+function signalHint(exitCode: number): string {
+  if (exitCode <= 128 || exitCode > 128 + 64) return '';
+  const number = exitCode - 128;
+  const name = Object.entries(constants.signals).find(([, value]) => value === number)?.[0];
+  if (name === undefined) return '';
+  const why = name === 'SIGKILL' ? ', for example for running out of memory or processes' : '';
+  return ` (128 + ${String(number)}: probably killed by ${name}${why})`;
+}
+
+/** The tool description: what the sandbox allows, so the model does not have to find out by failing. */
+export function runCommandDescription(options: {
+  sandbox: CommandSandbox;
+  home: string;
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+}): string {
+  const { sandbox } = options;
+  const limit = formatBytes(sandbox.outputLimitBytes);
+  const where = sandbox.homeInside ?? options.home;
+  const lines = sandbox.isolated
+    ? [
+        'Runs a shell command (/bin/sh -c) in a sandbox and returns its exit code and output.',
+        `- It starts in your home folder ${where} (also $HOME; \`cwd\` picks a subfolder). Only the home folder is writable, plus an empty /tmp that is discarded after each command; system folders are read-only.`,
+        sandbox.allowNetwork
+          ? '- Network access is on.'
+          : '- Network access is off: downloads, package installs and API calls fail; work with what is installed and in the home.',
+        '- Every command runs in a fresh sandbox: only files in the home persist, and background processes end when the command ends.',
+      ]
+    : [
+        `Runs a shell command (/bin/sh -c) directly on the host, without a sandbox, and returns its exit code and output.`,
+        `- It starts in your home folder ${where} (also $HOME; \`cwd\` picks a subfolder). Keep your work inside it.`,
+        '- Background processes are ended when the command ends.',
+      ];
+  lines.push(
+    `- Limits: at most ${String(sandbox.limits.maxProcesses)} processes and ${formatBytes(sandbox.limits.maxMemoryBytesPerProcess)} of memory per process.`,
+    '- There is no stdin: use non-interactive flags (-y, --yes, --no-pager, CI=1).',
+    `- stdout and stderr come back together, at most ${limit}: beyond that the middle is cut and the beginning and end are kept. ` +
+      'For long output, redirect it to a file in the home (cmd > out.log 2>&1) and read parts with head, tail, grep or sed -n.',
+    `- Timeout: ${formatDuration(options.defaultTimeoutMs)} unless you pass timeout_ms (at most ${formatDuration(options.maxTimeoutMs)}); the command is killed when it runs out.`,
+    '- A non-zero exit code is not an error of the tool: read the exit code and the output.',
+  );
+  return lines.join('\n');
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${String(Math.round((bytes / 1024 ** 3) * 10) / 10)} GiB`;
+  if (bytes >= 1024 ** 2) return `${String(Math.round((bytes / 1024 ** 2) * 10) / 10)} MiB`;
+  return `${String(Math.round(bytes / 1024))} KiB`;
+}

@@ -1,0 +1,49 @@
+import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-patch-tool.js';
+import { createFileTools } from '../../tools/computer/create-file-tools.js';
+import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import { createTodoTool } from '../../tools/todo/todo-tool.js';
+import type { TurnRequest } from '../turn-request.js';
+import type { ToolServices, UnavailableSource } from './tool-services.js';
+import { createWebTools } from './create-web-tools.js';
+
+export interface AssembledTools {
+  readonly tools: readonly WorkerAgentTool[];
+  readonly unavailable: readonly UnavailableSource[];
+}
+
+/** Sources this server has no backend for yet: accepted in requests, contributing nothing. */
+const UNSERVED_SOURCES = [
+  ['schedule', 'this server has no schedule backend'],
+  ['backgroundJobs', 'this server has no background job backend'],
+  ['workflows', 'this server has no workflow backend'],
+  ['brain', 'this server has no Brain backend'],
+] as const;
+
+/**
+ * The main text turn's tools, built from the agent context in a fixed order: todo, computer,
+ * web, then the rest. Explicit on purpose: a tool is available because it is in this array.
+ */
+export function assembleTextTurnTools(options: {
+  readonly agent: TurnRequest['agent'];
+  readonly home: string;
+  readonly services: ToolServices;
+}): AssembledTools {
+  const { agent, home, services } = options;
+  const sources = agent.tools ?? {};
+  const tools: WorkerAgentTool[] = [];
+  const unavailable: UnavailableSource[] = [];
+
+  if (sources.todo === true) tools.push(createTodoTool({ agentId: agent.id, store: services.todoStore }));
+  if (sources.computer === true) {
+    tools.push(...createFileTools({ home }), createApplyPatchTool({ home }));
+  }
+  if (sources.web === true) {
+    const web = createWebTools({ services });
+    tools.push(...web.tools);
+    unavailable.push(...web.unavailable);
+  }
+  for (const [source, reason] of UNSERVED_SOURCES) {
+    if (sources[source] === true) unavailable.push({ source, reason });
+  }
+  return { tools, unavailable };
+}

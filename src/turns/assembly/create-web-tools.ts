@@ -1,0 +1,22 @@
+import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import { createWebSearchTool } from '../../tools/web/search/web-search-tool.js';
+import type { ToolServices, UnavailableSource } from './tool-services.js';
+
+/**
+ * The web tools this server can serve: `web_search` only with a configured provider. Shared by
+ * the main turn and workflow tasks, which both get "the web tools the server has".
+ */
+export function createWebTools(options: { readonly services: ToolServices }): {
+  tools: WorkerAgentTool[];
+  unavailable: UnavailableSource[];
+} {
+  const { services } = options;
+  const tools: WorkerAgentTool[] = [];
+  const unavailable: UnavailableSource[] = [];
+  if (services.searchProvider === undefined) {
+    unavailable.push({ source: 'web.web_search', reason: 'no web search provider is configured (WEB_SEARCH_PROVIDER)' });
+  } else {
+    tools.push(createWebSearchTool({ provider: services.searchProvider }));
+  }
+  return { tools, unavailable };
+}

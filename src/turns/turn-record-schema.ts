@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from './turn-events.js';
+
+export const turnStatusSchema = z.enum(['running', 'completed', 'failed', 'cancelled', 'interrupted']);
+
+/** The turn record of `GET /turns/:id`. */
+export const turnRecordSchema = z
+  .object({
+    id: z.string(),
+    agentId: z.string(),
+    kind: turnKindSchema,
+    status: turnStatusSchema,
+    model: z.string(),
+    createdAt: z.string(),
+    finishedAt: z.string().nullable(),
+    iterations: z.number().int(),
+    output: z.string().nullable(),
+    result: z.unknown().optional().describe('The accepted result of a workflow task.'),
+    error: errorSchema.nullable(),
+    outcome: z
+      .string()
+      .nullable()
+      .describe('How the turn ended: final_answer, terminated, result_submitted, iteration_exhausted, an error code, or cancelled.'),
+    usage: usageSchema,
+  })
+  .meta({ id: 'TurnRecord' });
+
+export const turnWithEventsSchema = turnRecordSchema.extend({ events: z.array(turnEventSchema) }).meta({ id: 'TurnWithEvents' });
+
+const toolSnapshotEntrySchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  strict: z.boolean(),
+  namespace: z.string().nullable(),
+  deferLoading: z.boolean(),
+  executionMode: z.enum(['parallel', 'sequential']),
+  isReadOnly: z.boolean(),
+  isDestructive: z.boolean(),
+  schemaSource: z.enum(['zod', 'json']),
+});
+
+export const turnToolsSchema = z
+  .object({
+    turnId: z.string(),
+    kind: turnKindSchema,
+    tools: z.array(toolSnapshotEntrySchema),
+    providerTools: z.array(z.unknown()).describe('The tool definitions of the first Responses request, byte for byte as sent.'),
+    providerToolsByIteration: z
+      .array(z.object({ iteration: z.number().int(), providerTools: z.array(z.unknown()) }))
+      .describe('The provider tool list of every iteration in which it changed, starting with the first.'),
+  })
+  .meta({ id: 'TurnTools' });
