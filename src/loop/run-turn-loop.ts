@@ -1,23 +1,22 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { JsonObject } from '../json.js';
 import { ModelError, type ConversationItem, type ModelClient, type ModelFunctionCall, type ModelResponse } from '../models/model-client.js';
-import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
 import type { TurnError, TurnEventBody, TurnUsage } from '../turns/turn-events.js';
 import type { CompletionPolicy } from './completion-policy.js';
 import { dispatchToolCalls } from './dispatch-tool-calls.js';
 import { FailureMemory } from './failure-memory.js';
-import { createToolMap } from './tool-map.js';
+import type { ProviderToolList, ToolCatalog } from './tool-catalog.js';
 
 export interface TurnLoopOptions {
   readonly model: ModelClient;
   readonly instructions?: string;
   /** The conversation so far; the loop appends to a copy. */
   readonly input: readonly ConversationItem[];
-  readonly tools: readonly WorkerAgentTool[];
-  /** The provider tool definitions for these tools, sent as given on every request. */
-  readonly providerTools: readonly JsonObject[];
+  /** What the model may call and is shown; may grow during the turn (Tool Search). */
+  readonly catalog: ToolCatalog;
+  /** Told when the provider tool list of a request differs from the previous request's. */
+  readonly onProviderToolsChanged?: (iteration: number, list: ProviderToolList) => void;
   readonly completion: CompletionPolicy;
   readonly maxIterations: number;
   readonly toolTimeoutMs: number;
@@ -50,7 +49,8 @@ const SUMMARY_REQUEST =
  */
 export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome> {
   const { model, signal, emit, completion } = options;
-  const toolMap = createToolMap(options.tools);
+  const { catalog } = options;
+  let shownVersion = catalog.providerTools().version;
   const conversation: ConversationItem[] = [...options.input];
   const failures = new FailureMemory();
   const progress = options.progress ?? { iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } };
@@ -63,12 +63,17 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
     iterations += 1;
     progress.iterations = iterations;
     const iteration = iterations;
+    const providerTools = catalog.providerTools();
+    if (providerTools.version !== shownVersion) {
+      shownVersion = providerTools.version;
+      options.onProviderToolsChanged?.(iteration, providerTools);
+    }
     const response = await model
       .respond(
         {
           ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
           input: conversation,
-          tools: options.providerTools,
+          tools: providerTools.tools,
           toolChoice,
         },
         {
@@ -117,7 +122,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
 
       const dispatched = await dispatchToolCalls({
         calls: response.calls,
-        toolMap,
+        toolMap: catalog.callable(),
         parallelLimit: options.parallelLimit,
         runtime: {
           iteration: iterations,

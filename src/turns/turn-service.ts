@@ -5,7 +5,8 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { createTextCompletionPolicy, type CompletionPolicy } from '../loop/completion-policy.js';
 import { runTurnLoop, type LoopOutcome } from '../loop/run-turn-loop.js';
-import { createToolMap, DuplicateToolError } from '../loop/tool-map.js';
+import type { ToolCatalog } from '../loop/tool-catalog.js';
+import { DuplicateToolError } from '../loop/tool-map.js';
 import type { JsonObject } from '../json.js';
 import type { ConversationItem, ModelClient } from '../models/model-client.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
@@ -14,7 +15,8 @@ import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { assembleTextTurnTools } from './assembly/assemble-text-turn-tools.js';
 import type { ToolServices, UnavailableSource } from './assembly/tool-services.js';
 import { createModelClient } from './create-model-client.js';
-import { toProviderTools, toToolSnapshot } from './provider-tools.js';
+import { createTurnToolCatalog } from './create-turn-tool-catalog.js';
+import { toToolSnapshot } from './provider-tools.js';
 import type { TurnEventBody } from './turn-events.js';
 import { resolveTurnOutcome } from './turn-outcome.js';
 import type { TurnRequest } from './turn-request.js';
@@ -38,6 +40,8 @@ const HEARTBEAT_MS = 15_000;
 const ORPHAN_AFTER_MS = 60_000;
 const EVENT_PAGE = 500;
 const REMOTE_POLL_MS = 500;
+/** How long assembly may wait on tool sources (MCP servers listing their tools …). */
+const ASSEMBLY_TIMEOUT_MS = 10_000;
 /** How long a cancelled loop may take to unwind before the turn is closed without it. */
 const UNWIND_GRACE_MS = 1_000;
 
@@ -107,16 +111,16 @@ export class TurnService {
     const turnId = this.#options.newTurnId();
     const turnLogger = logger.child({ turnId, agentId: request.agent.id });
     const home = path.join(config.dataDir, 'agents', request.agent.id, 'home');
-    const plan = this.#plan(request, home, turnId, turnLogger);
+    const plan = await this.#plan(request, home, turnId, turnLogger);
+    let catalog: ToolCatalog;
     try {
-      createToolMap(plan.tools);
+      catalog = createTurnToolCatalog({ tools: plan.tools });
     } catch (error) {
       if (error instanceof DuplicateToolError) {
         throw new ServiceError({ statusCode: 500, code: 'tool_assembly_failed', message: error.message });
       }
       throw error;
     }
-    const providerTools = toProviderTools(plan.tools);
     const record: TurnRecord = {
       id: turnId,
       agentId: request.agent.id,
@@ -136,7 +140,7 @@ export class TurnService {
       record,
       owner: this.#options.instanceId,
       toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),
-      providerToolsJson: JSON.stringify(providerTools),
+      providerToolsJson: catalog.providerTools().json,
       ...(plan.task === undefined ? {} : { task: plan.task }),
     });
 
@@ -153,11 +157,11 @@ export class TurnService {
     const limits = request.limits ?? {};
     const maxIterations = Math.min(limits.maxIterations ?? config.limits.defaultMaxIterations, config.limits.maxIterations);
     const timeoutMs = Math.min(limits.timeoutMs ?? config.limits.defaultTimeoutMs, config.limits.maxTimeoutMs);
-    void this.#drive({ run, plan, input: toConversation(request.input), providerTools, maxIterations, timeoutMs, logger: turnLogger });
+    void this.#drive({ run, plan, catalog, input: toConversation(request.input), maxIterations, timeoutMs, logger: turnLogger });
     return run;
   }
 
-  #plan(request: TurnRequest, home: string, turnId: string, logger: Logger): PlannedTurn {
+  async #plan(request: TurnRequest, home: string, turnId: string, logger: Logger): Promise<PlannedTurn> {
     const { config, services, store } = this.#options;
     const model = createModelClient({ request: request.model, config: config.model, logger });
     if (request.kind === 'workflow_task' && request.task !== undefined) {
@@ -174,7 +178,7 @@ export class TurnService {
       });
       return { model, ...prepared, task };
     }
-    const assembled = assembleTextTurnTools({ agent: request.agent, home, services });
+    const assembled = await assembleTextTurnTools({ agent: request.agent, home, services, signal: AbortSignal.timeout(ASSEMBLY_TIMEOUT_MS), logger });
     return {
       model,
       tools: assembled.tools,
@@ -187,8 +191,8 @@ export class TurnService {
   async #drive(options: {
     run: TurnRun;
     plan: PlannedTurn;
+    catalog: ToolCatalog;
     input: ConversationItem[];
-    providerTools: ReturnType<typeof toProviderTools>;
     maxIterations: number;
     timeoutMs: number;
     logger: Logger;
@@ -207,8 +211,12 @@ export class TurnService {
         model: plan.model,
         ...(plan.instructions === undefined ? {} : { instructions: plan.instructions }),
         input: options.input,
-        tools: plan.tools,
-        providerTools: options.providerTools,
+        catalog: options.catalog,
+        onProviderToolsChanged: (iteration, list) => {
+          void this.#options.store.recordProviderTools(run.id, iteration, list.json).catch((error: unknown) => {
+            logger.error({ err: error }, 'could not store a changed provider tool list');
+          });
+        },
         completion: plan.completion,
         maxIterations: options.maxIterations,
         toolTimeoutMs: config.limits.toolTimeoutMs,

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-patch-tool.js';
 import { createFileTools } from '../../tools/computer/create-file-tools.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
@@ -27,7 +28,10 @@ export function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
   readonly home: string;
   readonly services: ToolServices;
-}): AssembledTools {
+  /** Bounds the time sources (MCP servers) may take to answer. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+}): Promise<AssembledTools> {
   const { agent, home, services } = options;
   const sources = agent.tools ?? {};
   const tools: WorkerAgentTool[] = [];
@@ -45,5 +49,5 @@ export function assembleTextTurnTools(options: {
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });
   }
-  return { tools, unavailable };
+  return Promise.resolve({ tools, unavailable });
 }
