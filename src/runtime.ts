@@ -4,7 +4,11 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
+import type { HostLookup } from './net/guarded-lookup.js';
+import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
+import { WebFetchCache } from './tools/web/fetch/web-fetch-cache.js';
+import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
@@ -26,12 +30,30 @@ export async function createRuntime(options: {
   readonly logger: Logger;
   readonly clock?: Clock;
   readonly newTurnId?: () => string;
+  /** Name resolution for web_fetch; tests inject one to map names without real DNS. */
+  readonly lookup?: HostLookup;
 }): Promise<Runtime> {
   const { config, logger } = options;
   const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
+    const clock = options.clock ?? systemClock;
+    const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     const services: ToolServices = {
+      clock,
       todoStore: store,
+      sandbox: await detectCommandSandbox({
+        bwrapPath: config.sandbox.bwrapPath,
+        unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
+        allowNetwork: config.sandbox.allowNetwork,
+        outputLimitBytes: config.sandbox.outputLimitBytes,
+        logger,
+      }),
+      commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
+      webFetch: {
+        settings: config.web,
+        cacheFor: (agentId) => webFetchCaches.get(agentId),
+        ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+      },
       searchProvider: createSearchProvider({ settings: config.web.search }),
     };
     const service = await TurnService.start({
@@ -39,7 +61,7 @@ export async function createRuntime(options: {
       store,
       services,
       logger,
-      clock: options.clock ?? systemClock,
+      clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
       instanceId: config.instanceId ?? hostname(),
       sharedStore: config.databaseUrl !== undefined,

@@ -168,6 +168,7 @@ export class TurnService {
       const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };
       const prepared = prepareWorkflowTask({
         agent: request.agent,
+        home,
         task,
         services,
         loadStoredSchema: async () => {

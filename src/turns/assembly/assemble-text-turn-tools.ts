@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-patch-tool.js';
 import { createFileTools } from '../../tools/computer/create-file-tools.js';
+import { createRunCommandTool } from '../../tools/computer/run-command.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
 import type { TurnRequest } from '../turn-request.js';
@@ -40,9 +41,14 @@ export function assembleTextTurnTools(options: {
   if (sources.todo === true) tools.push(createTodoTool({ agentId: agent.id, store: services.todoStore }));
   if (sources.computer === true) {
     tools.push(...createFileTools({ home }), createApplyPatchTool({ home }));
+    if (services.sandbox === undefined) {
+      unavailable.push({ source: 'computer.run_command', reason: 'this server has no working command sandbox (bubblewrap)' });
+    } else {
+      tools.push(createRunCommandTool({ home, sandbox: services.sandbox, settings: services.commandSettings }));
+    }
   }
   if (sources.web === true) {
-    const web = createWebTools({ services });
+    const web = createWebTools({ agentId: agent.id, home, services });
     tools.push(...web.tools);
     unavailable.push(...web.unavailable);
   }

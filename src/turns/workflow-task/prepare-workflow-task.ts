@@ -19,6 +19,7 @@ import { createWorkflowTaskPolicy } from './workflow-task-policy.js';
  */
 export function prepareWorkflowTask(options: {
   readonly agent: TurnRequest['agent'];
+  readonly home: string;
   readonly task: StoredTask;
   readonly services: ToolServices;
   readonly loadStoredSchema: () => Promise<JsonObject>;
@@ -26,7 +27,7 @@ export function prepareWorkflowTask(options: {
   const { agent, task } = options;
   const strictSchema = compileResultSchema(task.resultSchema);
   const tally: SubmissionTally = { rejected: 0 };
-  const web = createWebTools({ services: options.services });
+  const web = createWebTools({ agentId: agent.id, home: options.home, services: options.services });
   const tools: WorkerAgentTool[] = [...web.tools];
   const unavailable: UnavailableSource[] = [...web.unavailable];
   if (agent.tools?.brain === true) unavailable.push({ source: 'brain', reason: 'this server has no Brain backend (recall, get_page)' });
