@@ -61,7 +61,10 @@ export const environmentSchema = z.object({
   COMMAND_MAX_TIMEOUT_MS: integer(100, 3_600_000).default(600_000),
   COMMAND_OUTPUT_LIMIT_BYTES: integer(1_024, 16 * 1024 * 1024).default(64 * 1024),
 
-  WEB_FETCH_ALLOW_HOSTS: commaList.default([]),
+  /** Host names (or host:port) web_fetch may reach even on private addresses, e.g. an intranet wiki. */
+  WEB_FETCH_ALLOW_HOSTS: commaList
+    .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'each entry must be a host name or host:port, like wiki.internal or 127.0.0.1:8080')))
+    .default([]),
   WEB_FETCH_TIMEOUT_MS: integer(100, 120_000).default(15_000),
   WEB_FETCH_MAX_BYTES: integer(1_024, 64 * 1024 * 1024).default(5 * 1024 * 1024),
   WEB_FETCH_MAX_REDIRECTS: integer(0, 20).default(5),
