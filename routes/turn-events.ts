@@ -42,8 +42,7 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
       const controller = new AbortController();
       if (format === 'json') {
         const events: StoredEvent[] = [];
-        controller.abort();
-        await service.streamEvents({ turnId, afterSeq, signal: controller.signal, onEvent: (event) => events.push(event) });
+        await service.streamEvents({ turnId, afterSeq, follow: false, signal: controller.signal, onEvent: (event) => events.push(event) });
         // Stored event text, served as is (already the schema's shape as JSON).
         const body = `{"events":[${events.map((event) => event.json).join(',')}]}`;
         return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(body as never);
@@ -55,7 +54,15 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
         controller.abort();
       });
       try {
-        await service.streamEvents({ turnId, afterSeq, signal: controller.signal, onEvent: (event) => { writer.write(event); } });
+        await service.streamEvents({
+          turnId,
+          afterSeq,
+          follow: true,
+          signal: controller.signal,
+          onEvent: (event) => {
+            writer.write(event);
+          },
+        });
       } catch (error) {
         request.log.error({ err: error }, 'event stream failed');
       }

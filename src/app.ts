@@ -45,7 +45,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   // An empty JSON body reads as "no body" (so `curl -X POST -H 'content-type: application/json'`
   // on cancel works); anything else goes through Fastify's own parser, prototype-poisoning guard included.
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // Every body is JSON: Fastify's text/plain parser would let a plain string through to validation.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') {

@@ -17,7 +17,7 @@ import type { ToolServices, UnavailableSource } from './assembly/tool-services.j
 import { createModelClient } from './create-model-client.js';
 import { createTurnToolCatalog } from './create-turn-tool-catalog.js';
 import { toToolSnapshot } from './provider-tools.js';
-import type { TurnEventBody } from './turn-events.js';
+import { TERMINAL_EVENT_TYPES, type TurnEventBody } from './turn-events.js';
 import { resolveTurnOutcome } from './turn-outcome.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
@@ -278,34 +278,42 @@ export class TurnService {
   }
 
   /**
-   * Streams a turn's events after `afterSeq`: from memory and live when the turn runs here,
-   * otherwise from the store, polling while another replica is still running it. Resolves
-   * when the terminal event has been delivered or `signal` aborts.
+   * Delivers a turn's events after `afterSeq`: from memory when the turn runs here, otherwise
+   * from the store. With `follow`, keeps delivering live events (polling the store while
+   * another replica runs the turn) and resolves after the terminal one or when `signal`
+   * aborts; without, resolves after what exists now.
    */
-  async streamEvents(options: { turnId: string; afterSeq: number; signal: AbortSignal; onEvent: (event: StoredEvent) => void }): Promise<void> {
-    const { turnId, signal, onEvent } = options;
+  async streamEvents(options: {
+    turnId: string;
+    afterSeq: number;
+    follow: boolean;
+    signal: AbortSignal;
+    onEvent: (event: StoredEvent) => void;
+  }): Promise<void> {
+    const { turnId, signal, onEvent, follow } = options;
     const run = this.#runs.get(turnId);
     if (run !== undefined) {
       const unsubscribe = run.subscribe(options.afterSeq, (_event, stored) => {
         onEvent(stored);
       });
-      await Promise.race([run.done, aborted(signal)]);
+      if (follow) await Promise.race([run.done, aborted(signal)]);
       unsubscribe();
       return;
     }
     await this.getTurn(turnId);
     let afterSeq = options.afterSeq;
-    while (!signal.aborted) {
+    for (;;) {
       const page = await this.#options.store.listEvents(turnId, { afterSeq, limit: EVENT_PAGE });
       for (const event of page) {
         onEvent(event);
         afterSeq = event.seq;
-        if (event.type === 'turn.completed' || event.type === 'turn.failed' || event.type === 'turn.cancelled') return;
+        if (TERMINAL_EVENT_TYPES.has(event.type)) return;
       }
       if (page.length === EVENT_PAGE) continue;
-      const local = this.#runs.get(turnId);
-      if (local !== undefined) {
-        return this.streamEvents({ turnId, afterSeq, signal, onEvent });
+      if (!follow || signal.aborted) return;
+      if (this.#runs.has(turnId)) {
+        await this.streamEvents({ ...options, afterSeq });
+        return;
       }
       await delay(REMOTE_POLL_MS, signal);
     }

@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import type { CommandRunResult, CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { formatDuration } from '../../sandbox/format-duration.js';
 import type { JsonObject } from '../../json.js';
+import { formatBytes } from './format-size.js';
 
 const LABEL_CHARS = 60;
 
@@ -36,7 +37,8 @@ export function commandResultText(result: CommandRunResult): string {
     return lines.join('\n');
   }
   const cut = result.truncatedBytes > 0 ? `, ${result.truncatedBytes.toLocaleString('en-US')} cut from the middle` : '';
-  lines.push(`output (${result.outputBytes.toLocaleString('en-US')} bytes${cut}):`, result.output);
+  const size = result.outputBytes === 1 ? '1 byte' : `${result.outputBytes.toLocaleString('en-US')} bytes`;
+  lines.push(`output (${size}${cut}):`, result.output);
   return lines.join('\n');
 }
 
@@ -93,10 +95,4 @@ export function runCommandDescription(options: {
     '- A non-zero exit code is not an error of the tool: read the exit code and the output.',
   );
   return lines.join('\n');
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${String(Math.round((bytes / 1024 ** 3) * 10) / 10)} GiB`;
-  if (bytes >= 1024 ** 2) return `${String(Math.round((bytes / 1024 ** 2) * 10) / 10)} MiB`;
-  return `${String(Math.round(bytes / 1024))} KiB`;
 }

@@ -1,0 +1,93 @@
+/** One command to run in the agent home. */
+export interface CommandRunRequest {
+  /** Shell text, run as `/bin/sh -c <command>`. */
+  readonly command: string;
+  /** The agent home on the host: the only place the command may write. */
+  readonly home: string;
+  /**
+   * Where to start, relative to the home ("" or "." for the home itself). Callers check it
+   * with `resolveHomePath` first; the sandbox refuses anything absolute or with `..`.
+   */
+  readonly cwd?: string;
+  /** The command is killed (SIGKILL, whole process tree) when this elapses. */
+  readonly timeoutMs: number;
+  /** Fires when the turn is cancelled; the command is killed at once. */
+  readonly signal: AbortSignal;
+  /** Extra environment variables (names like `CI` or `NODE_ENV`); the fixed ones win. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Overrides the sandbox's output limit for this command. */
+  readonly outputLimitBytes?: number;
+}
+
+/** How a command ended, for the caller to report truthfully. */
+export type CommandStatus =
+  /** The command ran to its end and exited, with any exit code. */
+  | 'exited'
+  /** The command died of a signal nobody in the service sent (a crash, an OOM kill …). */
+  | 'signaled'
+  /** The service killed it when its timeout elapsed. */
+  | 'timed-out'
+  /** The service killed it because the turn was cancelled. */
+  | 'aborted';
+
+export interface CommandRunResult {
+  readonly status: CommandStatus;
+  /** The exit code, or null when it died of a signal. */
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly durationMs: number;
+  /** stdout and stderr together in arrival order; head and tail with a cut note when long. */
+  readonly output: string;
+  readonly outputBytes: number;
+  /** Bytes cut from the middle of the output (0 when it all fit). */
+  readonly truncatedBytes: number;
+  /**
+   * What happened, in one truthful phrase: "exited with code 0 after 3.1 s", "timed out
+   * after 5 s, killed", "aborted after 1.2 s: the turn was cancelled".
+   */
+  readonly summary: string;
+}
+
+/** A place to run commands: a bubblewrap sandbox, or (only when configured) the bare host. */
+export interface CommandSandbox {
+  readonly kind: 'bubblewrap' | 'unsafe-host';
+  /** False only for `unsafe-host`: the command then sees the whole machine. */
+  readonly isolated: boolean;
+  readonly allowNetwork: boolean;
+  /** The home as the command sees it (`/home/agent`); undefined when it sees the real path. */
+  readonly homeInside: string | undefined;
+  readonly outputLimitBytes: number;
+  readonly limits: SandboxLimits;
+  /**
+   * Runs one command. Resolves for every way the command can end (see `status`); rejects
+   * with `CommandSandboxError` only when the sandbox itself could not start it.
+   */
+  run(request: CommandRunRequest): Promise<CommandRunResult>;
+}
+
+/** Resource limits applied to every command. */
+export interface SandboxLimits {
+  /** Processes and threads alive at once: bounds a fork bomb. */
+  readonly maxProcesses: number;
+  /** Address space per process (RLIMIT_AS): bounds a single memory hog. */
+  readonly maxMemoryBytesPerProcess: number;
+  /** Largest file a command may write (RLIMIT_FSIZE). */
+  readonly maxFileSizeBytes: number;
+  /** Size of the fresh /tmp and /dev/shm (tmpfs lives in memory). */
+  readonly tmpSizeBytes: number;
+}
+
+export const defaultSandboxLimits: SandboxLimits = {
+  maxProcesses: 512,
+  maxMemoryBytesPerProcess: 4 * 1024 ** 3,
+  maxFileSizeBytes: 2 * 1024 ** 3,
+  tmpSizeBytes: 512 * 1024 ** 2,
+};
+
+/** The sandbox could not run the command at all (bwrap failed, a bad request): a service fault. */
+export class CommandSandboxError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CommandSandboxError';
+  }
+}

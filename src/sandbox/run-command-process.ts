@@ -1,0 +1,257 @@
+import { spawn, type ChildProcess, type IOType } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { Clock } from '../clock.js';
+import { STARTED_MARKER } from './command-environment.js';
+import { CommandSandboxError, type CommandRunResult, type CommandStatus } from './command-sandbox.js';
+import { formatDuration } from './format-duration.js';
+import { findInheritableFds } from './inherited-fds.js';
+import { createOutputCollector } from './output-collector.js';
+import type { CommandCgroup } from './pids-cgroup.js';
+
+export interface CommandProcessOptions {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  /** Written, in order, to the child's fds 3, 4, 5 … and then closed. */
+  readonly inputs: readonly string[];
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly outputLimitBytes: number;
+  /** Set when the command runs in its own pids cgroup (the spawn line must join it first; the caller removes it). */
+  readonly cgroup: CommandCgroup | undefined;
+  readonly clock: Clock;
+}
+
+/** How long pipes may stay open after the process exited before they are cut. */
+const PIPE_DRAIN_MS = 500;
+/** stderr before the start marker is bwrap's own reporting; more than this is not useful. */
+const DIAGNOSTICS_LIMIT = 16 * 1024;
+
+/**
+ * Spawns the sandbox (or the bare shell) as the leader of a new process group and watches
+ * it to the end. On timeout or abort the whole group gets SIGKILL at once, with no grace
+ * period: a command has nothing to save that is worth a slow cancel, and what it wrote
+ * to the home stays. Output is read as it comes and kept within the limit, so a command
+ * printing gigabytes costs CPU time, not memory.
+ */
+export async function runCommandProcess(options: CommandProcessOptions): Promise<CommandRunResult> {
+  const startedAt = options.clock.monotonicMs();
+  if (options.signal.aborted) {
+    return endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason) });
+  }
+  const inherited = await findInheritableFds();
+  const devNull = inherited.length > 0 ? await open('/dev/null', 'r') : undefined;
+  const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map(() => 'pipe' as const)];
+  for (const fd of inherited) {
+    while (stdio.length <= fd) stdio.push('ignore');
+    if (fd >= 3 + options.inputs.length && devNull !== undefined) stdio[fd] = devNull.fd;
+  }
+  let ended: Promise<CommandRunResult>;
+  try {
+    ended = watchCommandProcess(options, stdio, startedAt);
+  } finally {
+    // The spawn has happened (synchronously) by now; the child holds its own copy.
+    await devNull?.close();
+  }
+  return ended;
+}
+
+function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | number)[], startedAt: number): Promise<CommandRunResult> {
+  const { clock, signal } = options;
+  return new Promise<CommandRunResult>((resolve, reject) => {
+    const collector = createOutputCollector({ limitBytes: options.outputLimitBytes });
+    let diagnostics = '';
+    let started = false;
+    let killedBy: { readonly status: 'timed-out' | 'aborted'; readonly atMs: number } | undefined;
+    let exit: { readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly atMs: number } | undefined;
+    let settled = false;
+
+    let child: ChildProcess;
+    try {
+      child = spawn(options.file, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio,
+      });
+    } catch (error) {
+      reject(new CommandSandboxError(`could not start ${options.file}: ${messageOf(error)}`, { cause: error }));
+      return;
+    }
+
+    const killGroup = (): void => {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group is already gone.
+        }
+      }
+      if (options.cgroup !== undefined) void options.cgroup.killAll();
+    };
+
+    const kill = (status: 'timed-out' | 'aborted'): void => {
+      if (exit !== undefined || killedBy !== undefined) return;
+      killedBy = { status, atMs: clock.monotonicMs() };
+      killGroup();
+    };
+
+    const timer = setTimeout(() => {
+      kill('timed-out');
+    }, options.timeoutMs);
+    timer.unref();
+    const onAbort = (): void => {
+      kill('aborted');
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const stopWatching = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+
+    const extraPipes = child.stdio.slice(3, 3 + options.inputs.length);
+    extraPipes.forEach((pipe, index) => {
+      if (pipe === null || pipe === undefined) return;
+      pipe.on('error', () => undefined);
+      // A readable end that is never read never ends, and the child's 'close' would wait for it.
+      if ('resume' in pipe) pipe.resume();
+      (pipe as Writable).end(options.inputs[index]);
+    });
+
+    child.stdout?.on('data', (chunk: Buffer) => {
+      collector.push(chunk);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (started) {
+        collector.push(chunk);
+        return;
+      }
+      diagnostics += chunk.toString('utf8');
+      const marker = diagnostics.indexOf(STARTED_MARKER);
+      if (marker >= 0) {
+        started = true;
+        const after = diagnostics.slice(marker + STARTED_MARKER.length);
+        diagnostics = diagnostics.slice(0, marker);
+        if (after !== '') collector.push(Buffer.from(after));
+      } else if (diagnostics.length > DIAGNOSTICS_LIMIT) {
+        diagnostics = diagnostics.slice(-DIAGNOSTICS_LIMIT);
+      }
+    });
+
+    child.on('error', (error) => {
+      if (settled || child.pid !== undefined) return;
+      settled = true;
+      stopWatching();
+      reject(new CommandSandboxError(`could not start ${options.file}: ${error.message}`, { cause: error }));
+    });
+
+    child.on('exit', (code, exitSignal) => {
+      exit = { code, signal: exitSignal, atMs: clock.monotonicMs() };
+      stopWatching();
+      // What the command left behind dies with it (in bwrap the PID namespace already saw to it).
+      killGroup();
+      const drain = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        for (const pipe of extraPipes) pipe?.destroy();
+      }, PIPE_DRAIN_MS);
+      drain.unref();
+      child.once('close', () => {
+        clearTimeout(drain);
+      });
+    });
+
+    child.on('close', () => {
+      if (settled) return;
+      settled = true;
+      const endedAt = exit?.atMs ?? clock.monotonicMs();
+      const output = collector.finish();
+      if (killedBy !== undefined) {
+        resolve(
+          endedResult({
+            status: killedBy.status,
+            durationMs: endedAt - startedAt,
+            elapsedAtKillMs: killedBy.atMs - startedAt,
+            timeoutMs: options.timeoutMs,
+            reason: abortReasonText(signal.reason),
+            signal: 'SIGKILL',
+            output,
+          }),
+        );
+        return;
+      }
+      if (!started) {
+        const detail = diagnostics.trim() !== '' ? diagnostics.trim() : `it exited with ${exit?.signal ?? `code ${String(exit?.code)}`}`;
+        reject(new CommandSandboxError(`the sandbox could not start the command: ${detail}`));
+        return;
+      }
+      resolve(
+        endedResult({
+          status: exit?.signal != null ? 'signaled' : 'exited',
+          durationMs: endedAt - startedAt,
+          exitCode: exit?.code ?? null,
+          signal: exit?.signal ?? null,
+          output,
+        }),
+      );
+    });
+  });
+}
+
+interface EndedOptions {
+  readonly status: CommandStatus;
+  readonly durationMs: number;
+  readonly elapsedAtKillMs?: number;
+  readonly timeoutMs?: number;
+  readonly reason?: string;
+  readonly exitCode?: number | null;
+  readonly signal?: NodeJS.Signals | null;
+  readonly output?: { readonly text: string; readonly totalBytes: number; readonly truncatedBytes: number };
+}
+
+function endedResult(options: EndedOptions): CommandRunResult {
+  const durationMs = Math.max(0, Math.round(options.durationMs));
+  const exitCode = options.exitCode ?? null;
+  const signal = options.signal ?? null;
+  return {
+    status: options.status,
+    exitCode,
+    signal,
+    durationMs,
+    output: options.output?.text ?? '',
+    outputBytes: options.output?.totalBytes ?? 0,
+    truncatedBytes: options.output?.truncatedBytes ?? 0,
+    summary: summarize(options, durationMs, exitCode, signal),
+  };
+}
+
+function summarize(options: EndedOptions, durationMs: number, exitCode: number | null, signal: NodeJS.Signals | null): string {
+  switch (options.status) {
+    case 'timed-out':
+      return `timed out after ${formatDuration(options.timeoutMs ?? durationMs)}, killed`;
+    case 'aborted':
+      return `aborted after ${formatDuration(options.elapsedAtKillMs ?? durationMs)}: ${options.reason ?? 'the turn was cancelled'}`;
+    case 'signaled':
+      return `was killed by ${String(signal)} after ${formatDuration(durationMs)}`;
+    case 'exited':
+      return `exited with code ${String(exitCode)} after ${formatDuration(durationMs)}`;
+  }
+}
+
+/** Why the signal fired, in words: the loop aborts with a reason, or with the default AbortError. */
+export function abortReasonText(reason: unknown): string {
+  if (reason instanceof Error) {
+    if (reason.name === 'TimeoutError') return 'the tool call timed out';
+    if (reason.name === 'AbortError' || reason.message === '') return 'the turn was cancelled';
+    return reason.message;
+  }
+  if (typeof reason === 'string' && reason.trim() !== '') return reason;
+  return 'the turn was cancelled';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

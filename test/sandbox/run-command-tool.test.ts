@@ -1,0 +1,212 @@
+import { existsSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CommandSandboxError, detectCommandSandbox, type CommandSandbox } from '../../src/sandbox/detect-sandbox.js';
+import { defaultSandboxLimits, type CommandRunRequest } from '../../src/sandbox/command-sandbox.js';
+import { createRunCommandTool, type RunCommandParams } from '../../src/tools/computer/run-command.js';
+import type { WorkerAgentTool } from '../../src/tools/define-worker-tool.js';
+import { resultText, type AgentToolResult } from '../../src/tools/tool-result.js';
+import { makeHome, silentLogger } from './sandbox-support.js';
+
+const settings = { defaultTimeoutMs: 10_000, maxTimeoutMs: 20_000 };
+const sandbox = existsSync('/usr/bin/bwrap')
+  ? await detectCommandSandbox({ bwrapPath: 'bwrap', unsafeWithoutSandbox: false, allowNetwork: false, logger: silentLogger, outputLimitBytes: 2048 })
+  : undefined;
+
+/** Validates arguments as the loop does, runs the tool, and returns what the model and the person would see. */
+async function call(tool: WorkerAgentTool<RunCommandParams>, args: unknown, signal = new AbortController().signal) {
+  const checked = tool.checkArguments(args);
+  if (!checked.ok) throw new Error(`invalid arguments: ${checked.issues.map((issue) => issue.message).join('; ')}`);
+  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: silentLogger, present: () => undefined });
+  return {
+    text: resultText(result.content),
+    details: result.details,
+    activity: tool.describeActivity(checked.params),
+    completed: tool.describeCompletedActivity?.(checked.params, result),
+  };
+}
+
+/** A sandbox that records what it was asked and answers as told. */
+function scriptedSandbox(answer: (request: CommandRunRequest) => Promise<Awaited<ReturnType<CommandSandbox['run']>>>): CommandSandbox & { requests: CommandRunRequest[] } {
+  const requests: CommandRunRequest[] = [];
+  return {
+    kind: 'bubblewrap',
+    isolated: true,
+    allowNetwork: false,
+    homeInside: '/home/agent',
+    outputLimitBytes: 2048,
+    limits: defaultSandboxLimits,
+    requests,
+    run: (request) => {
+      requests.push(request);
+      return answer(request);
+    },
+  };
+}
+
+describe('run_command definition', () => {
+  const tool = createRunCommandTool({ home: '/tmp', sandbox: scriptedSandbox(() => Promise.reject(new Error('unused'))), settings });
+
+  it('is a sequential, destructive tool whose loop timeout outlasts its own longest timeout', () => {
+    expect(tool).toMatchObject({ name: 'run_command', executionMode: 'sequential', isReadOnly: false, isDestructive: true });
+    expect(tool.timeoutMs).toBeGreaterThan(settings.maxTimeoutMs);
+    expect(tool.parameters).toMatchObject({ type: 'object', required: ['command'] });
+  });
+
+  it('tells the model where it runs, what it may write, the network, and what to do with long output', () => {
+    expect(tool.description).toContain('sandbox');
+    expect(tool.description).toContain('/home/agent');
+    expect(tool.description).toMatch(/Only the home folder is writable/);
+    expect(tool.description).toMatch(/Network access is off/);
+    expect(tool.description).toMatch(/redirect it to a file/);
+    expect(tool.description).toMatch(/10 s unless you pass timeout_ms \(at most 20 s\)/);
+    const networked = createRunCommandTool({ home: '/tmp', sandbox: { ...scriptedSandbox(() => Promise.reject(new Error('unused'))), allowNetwork: true }, settings });
+    expect(networked.description).toMatch(/Network access is on/);
+  });
+
+  it('refuses an empty, blank, NUL-carrying or oversized command before anything runs', () => {
+    for (const command of ['', '   \n', 'echo a\0b', 'x'.repeat(20_001)]) expect(tool.checkArguments({ command }).ok).toBe(false);
+    expect(tool.checkArguments({}).ok).toBe(false);
+    expect(tool.checkArguments({ command: 'ls', timeout_ms: -5 }).ok).toBe(false);
+    expect(tool.checkArguments({ command: 'ls', timeout_ms: 1.5 }).ok).toBe(false);
+    expect(tool.checkArguments({ command: 'ls', cwd: '' }).ok).toBe(false);
+  });
+
+  it('labels the activity with the command, shortened to about 60 characters', () => {
+    expect(tool.describeActivity({ command: 'npm test' })).toBe('Running `npm test`');
+    expect(tool.describeActivity({ command: 'npm test', cwd: 'web' })).toBe('Running `npm test` in web');
+    const long = tool.describeActivity({ command: `echo ${'word '.repeat(30)}\n&& ls` });
+    expect(long).toMatch(/^Running `echo word word .*…`$/);
+    expect(long.length).toBeLessThanOrEqual('Running ``'.length + 60);
+    expect(long).not.toContain('\n');
+  });
+});
+
+describe('run_command with a scripted sandbox', () => {
+  let home: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ home, cleanup } = await makeHome());
+  });
+  afterEach(async () => {
+    await cleanup();
+  });
+
+  const exited = (overrides: Partial<Awaited<ReturnType<CommandSandbox['run']>>> = {}) =>
+    Promise.resolve({
+      status: 'exited' as const,
+      exitCode: 0,
+      signal: null,
+      durationMs: 3_100,
+      output: 'ok\n',
+      outputBytes: 3,
+      truncatedBytes: 0,
+      summary: 'exited with code 0 after 3.1 s',
+      ...overrides,
+    });
+
+  it('clamps timeout_ms to the maximum and uses the default when none is given', async () => {
+    const fake = scriptedSandbox(() => exited());
+    const tool = createRunCommandTool({ home, sandbox: fake, settings });
+    await call(tool, { command: 'true', timeout_ms: 10_000_000 });
+    await call(tool, { command: 'true' });
+    await call(tool, { command: 'true', timeout_ms: 1_500 });
+    expect(fake.requests.map((request) => request.timeoutMs)).toEqual([20_000, 10_000, 1_500]);
+  });
+
+  it('checks cwd with resolveHomePath: outside, through a symlink, missing, or a file are refused', async () => {
+    const fake = scriptedSandbox(() => exited());
+    const tool = createRunCommandTool({ home, sandbox: fake, settings });
+    await mkdir(path.join(home, 'src', 'lib'), { recursive: true });
+    await writeFile(path.join(home, 'file.txt'), 'x');
+    await symlink('/etc', path.join(home, 'etc-link'));
+    await call(tool, { command: 'true', cwd: 'src/lib/' });
+    expect(fake.requests[0]?.cwd).toBe('src/lib');
+    await expect(call(tool, { command: 'true', cwd: '../' })).rejects.toThrow(/outside the agent home/);
+    await expect(call(tool, { command: 'true', cwd: '/etc' })).rejects.toThrow(/absolute/);
+    await expect(call(tool, { command: 'true', cwd: 'etc-link' })).rejects.toThrow(/symbolic link/);
+    await expect(call(tool, { command: 'true', cwd: 'nope' })).rejects.toThrow(/does not exist/);
+    await expect(call(tool, { command: 'true', cwd: 'file.txt' })).rejects.toThrow(/not a folder/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('reports a cut in the output and explains an exit code that means a signal', async () => {
+    const tool = createRunCommandTool({ home, sandbox: scriptedSandbox(() => exited({ exitCode: 137, output: 'head\n[cut]\ntail\n', outputBytes: 9_000_000, truncatedBytes: 8_998_000 })), settings });
+    const { text, details, completed } = await call(tool, { command: 'big-job' });
+    expect(text).toContain('exit code: 137 (128 + 9: probably killed by SIGKILL');
+    expect(text).toContain('output (9,000,000 bytes, 8,998,000 cut from the middle):\nhead\n[cut]\ntail\n');
+    expect(details).toEqual({ exitCode: 137, signal: null, durationMs: 3_100, timedOut: false, truncatedBytes: 8_998_000 });
+    expect(completed).toBe('Ran `big-job` (exit 137, 3.1 s)');
+  });
+
+  it('lets a sandbox failure through as an error', async () => {
+    const tool = createRunCommandTool({ home, sandbox: scriptedSandbox(() => Promise.reject(new CommandSandboxError('the sandbox could not start the command: bwrap: boom'))), settings });
+    await expect(call(tool, { command: 'true' })).rejects.toThrow(/bwrap: boom/);
+  });
+});
+
+describe.runIf(sandbox !== undefined)('run_command in the real sandbox', () => {
+  const box = sandbox as CommandSandbox;
+  let home: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ home, cleanup } = await makeHome());
+  });
+  afterEach(async () => {
+    await cleanup();
+  });
+
+  it('runs a command and reports exit code, duration and output', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings, env: { CI: '1' } });
+    const { text, details, activity, completed } = await call(tool, { command: 'echo "hello $CI" && pwd' });
+    expect(text).toMatch(/^exit code: 0\nduration: \d+(\.\d)? m?s\noutput \(20 bytes\):\nhello 1\n\/home\/agent\n$/);
+    expect(details).toMatchObject({ exitCode: 0, signal: null, timedOut: false, truncatedBytes: 0 });
+    expect(activity).toBe('Running `echo "hello $CI" && pwd`');
+    expect(completed).toMatch(/^Ran `echo "hello \$CI" && pwd` \(exit 0, \d+(\.\d)? m?s\)$/);
+  });
+
+  it('returns a non-zero exit as a result, not an error', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings });
+    const { text, details, completed } = await call(tool, { command: 'echo nope >&2; exit 3' });
+    expect(text).toMatch(/^exit code: 3\n[\s\S]*nope\n$/);
+    expect(details?.['exitCode']).toBe(3);
+    expect(completed).toMatch(/^Ran `echo nope >&2; exit 3` \(exit 3, /);
+  });
+
+  it('says when there was no output', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings });
+    expect((await call(tool, { command: 'true' })).text).toMatch(/output: \(none\)$/);
+  });
+
+  it('starts in the folder given as cwd', async () => {
+    await mkdir(path.join(home, 'web'));
+    const tool = createRunCommandTool({ home, sandbox: box, settings });
+    expect((await call(tool, { command: 'pwd', cwd: 'web' })).text).toContain('/home/agent/web\n');
+  });
+
+  it('throws a timeout with the truthful phrase and the output so far', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings: { defaultTimeoutMs: 300, maxTimeoutMs: 400 } });
+    await expect(call(tool, { command: 'echo waiting; sleep 30', timeout_ms: 60_000 })).rejects.toThrow(
+      /^The command timed out after 400 ms, killed\. Output before it was killed:\nwaiting\n/,
+    );
+  });
+
+  it('throws "aborted after …" when the turn is cancelled', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings });
+    const controller = new AbortController();
+    const running = call(tool, { command: 'sleep 30' }, controller.signal);
+    setTimeout(() => {
+      controller.abort();
+    }, 200);
+    await expect(running).rejects.toThrow(/^aborted after \d+(\.\d)? m?s: the turn was cancelled$/);
+  });
+
+  it('keeps long output within the limit and says how much was cut', async () => {
+    const tool = createRunCommandTool({ home, sandbox: box, settings });
+    const { text, details } = await call(tool, { command: 'seq 1 100000' });
+    expect(text).toMatch(/output \(588,895 bytes, [\d,]+ cut from the middle\):\n1\n2\n/);
+    expect(text.endsWith('99999\n100000\n')).toBe(true);
+    expect(details?.['truncatedBytes']).toBeGreaterThan(580_000);
+  });
+});
