@@ -27,7 +27,10 @@ export interface WorkerToolOptions<TParams> {
   readonly description: string;
   /** Input parameters, validated before `execute` runs. */
   readonly schema?: z.ZodType<TParams>;
-  /** A raw JSON Schema, sent as given instead of one generated from `schema`. */
+  /**
+   * A raw JSON Schema, sent as given instead of one generated from `schema`. Without `schema`
+   * it is also the validator (Ajv); with one, `schema` validates and this is what is shown.
+   */
   readonly jsonSchema?: JsonObject;
   /** Asks the provider to enforce the parameters schema strictly. */
   readonly strict?: boolean;
@@ -152,12 +155,13 @@ export function defineWorkerTool<TParams>(options: WorkerToolOptions<TParams>): 
   const zodSchema = options.schema;
   const checkArguments = (value: unknown): ArgumentsCheck<TParams> => {
     const decoded = stripNulls === undefined ? value : stripNulls(value);
-    if (validateJson !== undefined) {
-      const outcome = validateJson(decoded);
-      if (!outcome.ok) return { ok: false, issues: outcome.issues };
-      if (zodSchema === undefined) return { ok: true, params: outcome.value as TParams };
+    // The Zod schema, when there is one, is the validator (the seed's contract); a raw
+    // `jsonSchema` alone is enforced with Ajv, constraints intact.
+    if (zodSchema === undefined) {
+      const outcome = (validateJson as (value: unknown) => ValidationOutcome<JsonObject>)(decoded);
+      return outcome.ok ? { ok: true, params: outcome.value as TParams } : { ok: false, issues: outcome.issues };
     }
-    const parsed = (zodSchema as z.ZodType<TParams>).safeParse(decoded);
+    const parsed = zodSchema.safeParse(decoded);
     if (parsed.success) return { ok: true, params: parsed.data };
     return {
       ok: false,

@@ -7,27 +7,31 @@ import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEvent
 export type TurnListener = (event: TurnEvent, stored: StoredEvent) => void;
 
 /**
- * A turn in flight in this process: it numbers its events, fans them out to live listeners,
- * and writes them to the store in order, batching what is emitted in the same tick into one
- * transaction. The terminal event is stored before any listener sees it, so a client that
- * saw the end can read the finished record at once.
+ * A turn in flight in this process: it numbers its events, writes them to the store in order
+ * (what is emitted in the same tick goes in one transaction), and only then delivers them to
+ * live listeners. So nothing is ever seen that is not stored: a client that resumes with
+ * `Last-Event-ID` after a crash finds exactly what it saw, and the terminal event is stored
+ * with the final record before anyone sees it.
  */
 export class TurnRun {
   readonly id: string;
   readonly agentId: string;
   readonly kind: TurnKind;
   readonly #controller = new AbortController();
-  readonly #events: { event: TurnEvent; stored: StoredEvent }[] = [];
+  /** Stored and delivered, in order. */
+  readonly #delivered: { event: TurnEvent; stored: StoredEvent }[] = [];
   readonly #listeners = new Set<TurnListener>();
   readonly #store: TurnStore;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  #pending: StoredEvent[] = [];
+  /** Numbered, not yet stored. */
+  #pending: { event: TurnEvent; stored: StoredEvent }[] = [];
+  #nextSeq = 1;
   #flushing: Promise<void> = Promise.resolve();
   #flushScheduled = false;
   #cancelReason: CancelReason | undefined;
   #finished = false;
-  #delivered = false;
+  #ended = false;
   readonly #done: Promise<void>;
   #resolveDone: () => void = () => undefined;
 
@@ -69,8 +73,8 @@ export class TurnRun {
   }
 
   /**
-   * Numbers an event, delivers it to listeners, and queues it for the store. After the end
-   * it is dropped: a tool that ignored its signal may still report, but the turn is over.
+   * Numbers an event and queues it; it is stored, then delivered, within the tick. After the
+   * end it is dropped: a tool that ignored its signal may still report, but the turn is over.
    */
   emit(body: TurnEventBody): void {
     if (TERMINAL_EVENT_TYPES.has(body.type)) throw new Error('terminal events go through finish()');
@@ -78,42 +82,43 @@ export class TurnRun {
       this.#logger.debug({ turnId: this.id, type: body.type }, 'event after the end of the turn dropped');
       return;
     }
-    const entry = this.#number(body);
-    this.#events.push(entry);
-    this.#pending.push(entry.stored);
+    this.#pending.push(this.#number(body));
     this.#scheduleFlush();
-    for (const listener of this.#listeners) listener(entry.event, entry.stored);
   }
 
   /** Stores the terminal event with the final record, then delivers it. Exactly once. */
   async finish(body: TurnEventBody, finish: Omit<TurnFinish, 'finishedAt'>): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
-    const entry = this.#number(body);
+    const terminal = this.#number(body);
     await this.#flushing;
-    const remaining = [...this.#pending, entry.stored];
+    const batch = [...this.#pending, terminal];
     this.#pending = [];
     try {
-      await this.#store.finishTurn(this.id, remaining, { ...finish, finishedAt: entry.event.at });
+      await this.#store.finishTurn(
+        this.id,
+        batch.map((entry) => entry.stored),
+        { ...finish, finishedAt: terminal.event.at },
+      );
     } catch (error) {
       this.#logger.error({ err: error, turnId: this.id }, 'could not store the end of a turn');
     }
-    this.#events.push(entry);
-    this.#delivered = true;
-    for (const listener of this.#listeners) listener(entry.event, entry.stored);
+    this.#deliver(batch);
+    this.#ended = true;
     this.#listeners.clear();
     this.#resolveDone();
   }
 
   /**
-   * Replays the events after `afterSeq`, then delivers live ones, synchronously and in order,
-   * so a subscriber never misses or repeats one. Returns the unsubscribe function.
+   * Replays the delivered events after `afterSeq`, then delivers new ones as they are stored,
+   * synchronously and in order, so a subscriber never misses or repeats one. Returns the
+   * unsubscribe function.
    */
   subscribe(afterSeq: number, listener: TurnListener): () => void {
-    for (const entry of this.#events) {
+    for (const entry of this.#delivered) {
       if (entry.event.seq > afterSeq) listener(entry.event, entry.stored);
     }
-    if (this.#delivered) return () => undefined;
+    if (this.#ended) return () => undefined;
     this.#listeners.add(listener);
     return () => {
       this.#listeners.delete(listener);
@@ -121,8 +126,16 @@ export class TurnRun {
   }
 
   #number(body: TurnEventBody): { event: TurnEvent; stored: StoredEvent } {
-    const event = { ...body, turnId: this.id, seq: this.#events.length + 1, at: this.#clock.now().toISOString() };
+    const event = { ...body, turnId: this.id, seq: this.#nextSeq, at: this.#clock.now().toISOString() };
+    this.#nextSeq += 1;
     return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
+  }
+
+  #deliver(batch: readonly { event: TurnEvent; stored: StoredEvent }[]): void {
+    for (const entry of batch) {
+      this.#delivered.push(entry);
+      for (const listener of this.#listeners) listener(entry.event, entry.stored);
+    }
   }
 
   #scheduleFlush(): void {
@@ -139,9 +152,14 @@ export class TurnRun {
     const batch = this.#pending;
     this.#pending = [];
     try {
-      await this.#store.appendEvents(this.id, batch);
+      await this.#store.appendEvents(
+        this.id,
+        batch.map((entry) => entry.stored),
+      );
     } catch (error) {
+      // Deliver anyway: a live client should not hang because the store is failing.
       this.#logger.error({ err: error, turnId: this.id }, 'could not store turn events');
     }
+    this.#deliver(batch);
   }
 }

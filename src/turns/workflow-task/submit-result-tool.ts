@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import type { JsonObject } from '../../json.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { formatIssuePath } from '../../tools/schema/format-issue-path.js';
 import { compileJsonSchemaValidator } from '../../tools/schema/json-schema-validator.js';
 import { toStrictJsonSchema, type StrictSchema } from '../../tools/schema/strict-schema.js';
+
+const submissionEnvelope = z.object({ result: z.unknown() }).strict();
 
 /** The tally a task's completion policy reads: did the model try, and was it refused? */
 export interface SubmissionTally {
@@ -35,7 +38,10 @@ export function createSubmitResultTool(options: {
     name: 'submit_result',
     description:
       'Submit the final result of this task. Call it exactly once, when the result is complete; the value must match the parameters schema. Submitting ends the task.',
+    // The provider sees the strict wrapper; every check of the value happens in `execute`,
+    // so each refused submission is counted and answered the same way.
     jsonSchema: strictSchema.schema,
+    schema: submissionEnvelope,
     strict: true,
     executionMode: 'sequential',
     isReadOnly: false,
@@ -51,7 +57,7 @@ export function createSubmitResultTool(options: {
         const problems = checked.issues.slice(0, 10).map((issue) => `result${issue.path.length === 0 ? '' : `.${formatIssuePath(issue.path)}`}: ${issue.message}`);
         throw new Error(`the result does not match the task's schema: ${problems.join('; ')}. Fix the value and call submit_result again.`);
       }
-      return { content: 'Result accepted. The task is complete.', details: { accepted: true }, terminate: true };
+      return { content: 'Result accepted. The task is complete.', details: { accepted: true, result: checked.value }, terminate: true };
     },
   });
 }
