@@ -7,6 +7,9 @@ import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
+import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
+import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
+import { McpRegistry } from './tools/mcp/mcp-registry.js';
 import { WebFetchCache } from './tools/web/fetch/web-fetch-cache.js';
 import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
@@ -55,6 +58,14 @@ export async function createRuntime(options: {
         ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       },
       searchProvider: createSearchProvider({ settings: config.web.search }),
+      // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
+      mcp: new McpRegistry({
+        config: config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile),
+        clock,
+        logger: logger.child({ component: 'mcp' }),
+        // A backstop only: the loop's own tool timeout cancels a call first and reports it as a timeout.
+        settings: { callTimeoutMs: config.limits.toolTimeoutMs + 5_000 },
+      }),
     };
     const service = await TurnService.start({
       config,
@@ -68,6 +79,7 @@ export async function createRuntime(options: {
     });
     const app = await buildApp({ config, logger, service });
     app.addHook('onClose', async () => {
+      await services.mcp.close();
       await store.close();
     });
     return { app, service, store };

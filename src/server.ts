@@ -1,28 +1,30 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config/config.js';
-import { createRuntime } from './runtime.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { createRuntime, type Runtime } from './runtime.js';
 
-/** The process: read the configuration, start the runtime, listen, and close gracefully on signals. */
-async function main(): Promise<void> {
-  let config;
+/** Reads the configuration and builds the runtime; a wrong setting stops the process with a plain message. */
+async function start(): Promise<{ config: Config; runtime: Runtime }> {
   try {
-    config = loadConfig(process.env);
+    const config = loadConfig(process.env);
+    const logger = pino({ level: config.logLevel, base: { service: 'turn-runtime' } });
+    return { config, runtime: await createRuntime({ config, logger }) };
   } catch (error) {
+    // The environment, or a file it names, is the operator's to fix: say what, and exit 78 (EX_CONFIG).
     if (error instanceof ConfigError) {
       process.stderr.write(`turn-runtime cannot start: ${error.message}\n`);
       process.exit(78);
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'turn-runtime' } });
-  const { app } = await createRuntime({ config, logger });
-  closeWithGrace({ delay: config.http.shutdownGraceMs + 5_000, logger }, async ({ signal, err }) => {
-    if (err !== undefined) logger.error({ err }, 'closing after an uncaught error');
-    else logger.info({ signal }, 'closing: draining running turns');
-    await app.close();
-  });
-  await app.listen({ host: config.host, port: config.port });
 }
 
-await main();
+/** The process: start, listen, and on SIGTERM / SIGINT drain running turns and close. */
+const { config, runtime } = await start();
+const { app } = runtime;
+closeWithGrace({ delay: config.http.shutdownGraceMs + 5_000, logger: app.log }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error');
+  else app.log.info({ signal }, 'closing: draining running turns');
+  await app.close();
+});
+await app.listen({ host: config.host, port: config.port });

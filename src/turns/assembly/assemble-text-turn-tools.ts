@@ -3,6 +3,7 @@ import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-pat
 import { createFileTools } from '../../tools/computer/create-file-tools.js';
 import { createRunCommandTool } from '../../tools/computer/run-command.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
 import type { TurnRequest } from '../turn-request.js';
 import type { ToolServices, UnavailableSource } from './tool-services.js';
@@ -25,7 +26,7 @@ const UNSERVED_SOURCES = [
  * The main text turn's tools, built from the agent context in a fixed order: todo, computer,
  * web, then the rest. Explicit on purpose: a tool is available because it is in this array.
  */
-export function assembleTextTurnTools(options: {
+export async function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
   readonly home: string;
   readonly services: ToolServices;
@@ -52,8 +53,13 @@ export function assembleTextTurnTools(options: {
     tools.push(...web.tools);
     unavailable.push(...web.unavailable);
   }
+  if (sources.mcp !== undefined && sources.mcp.length > 0) {
+    const mcp = await collectMcpTools({ names: sources.mcp, registry: services.mcp, signal: options.signal, logger: options.logger });
+    tools.push(...mcp.tools);
+    unavailable.push(...mcp.unavailable);
+  }
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });
   }
-  return Promise.resolve({ tools, unavailable });
+  return { tools, unavailable };
 }

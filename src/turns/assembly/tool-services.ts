@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
+import type { McpRegistry } from '../../tools/mcp/mcp-registry.js';
 import type { RunCommandSettings } from '../../tools/computer/run-command.js';
 import type { TodoStore } from '../../tools/todo/todo-store.js';
 import type { WebFetchCache } from '../../tools/web/fetch/web-fetch-cache.js';
@@ -26,6 +27,8 @@ export interface ToolServices {
   };
   /** The configured web search provider; without one, `web_search` is absent. */
   readonly searchProvider: SearchProvider | undefined;
+  /** The configured MCP servers (possibly none); agents opt into them by name. */
+  readonly mcp: McpRegistry;
 }
 
 /** A source the agent asked for that this server cannot serve: it contributes no tool. */

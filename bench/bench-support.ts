@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { FakeRequest, FakeStep } from '../test/support/fake-responses-provider.js';
+
+/** Read-file calls per model round, and model calls per turn, as the issue fixes them. */
+export const READS_PER_ROUND = 4;
+export const MODEL_CALLS_PER_TURN = 3;
+export const BENCH_FILES = ['alpha.md', 'beta.md', 'gamma.md', 'delta.md'];
+
+/**
+ * The provider's side of a benchmark turn: four parallel read_file calls per round until
+ * the conversation holds two rounds of outputs, then a final answer. Stateless: it reads the
+ * request's own input, so the service and the plain loop get exactly the same answers.
+ */
+export function benchStep(request: FakeRequest): FakeStep {
+  const input = Array.isArray(request.body.input) ? (request.body.input as { type?: string }[]) : [];
+  const outputs = input.filter((item) => item.type === 'function_call_output').length;
+  const round = outputs / READS_PER_ROUND;
+  if (round >= MODEL_CALLS_PER_TURN - 1) return { text: ['All four files', ' read twice; done.'], usage: { inputTokens: 900, outputTokens: 12 } };
+  return {
+    text: round === 0 ? ['Reading the files.'] : ['Reading them again.'],
+    calls: BENCH_FILES.map((file, index) => ({ name: 'read_file', callId: `call_${round}_${index}`, arguments: JSON.stringify({ path: file }) })),
+    usage: { inputTokens: 400, outputTokens: 60 },
+  };
+}
+
+/** User + system CPU time of a process, in milliseconds, from /proc (what `top` counts). */
+export async function processCpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+export async function waitForHealth(baseUrl: string): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no answer from ${baseUrl}`);
+}
+
+/** Runs `task` `count` times with at most `concurrency` at once. */
+export async function runConcurrently(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next;
+        next += 1;
+        await task(index);
+      }
+    }),
+  );
+}
+
+export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+}
+
+export function percentile(values: readonly number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
+}

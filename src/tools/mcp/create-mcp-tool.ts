@@ -1,0 +1,65 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject } from '../../json.js';
+import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
+import { toMcpToolResult } from './to-mcp-tool-result.js';
+
+/** Sends one `tools/call` to the tool's server, under the call's signal. */
+export type McpToolCaller = (call: { readonly tool: string; readonly arguments: JsonObject; readonly signal: AbortSignal }) => Promise<CallToolResult>;
+
+/** A tool description longer than this is cut: the model reads it on every request. */
+const MAX_DESCRIPTION_CHARS = 4_000;
+
+/**
+ * One MCP tool as a deferred namespace tool of the turn. Its parameters are the server's
+ * `inputSchema` exactly as sent (validated with its constraints before any call), and it
+ * may run in parallel only when the server says it is read-only and not destructive. Throws
+ * `ToolDefinitionError` when the schema is not an object schema or does not compile.
+ */
+export function createMcpTool(options: {
+  readonly server: string;
+  readonly namespaceDescription: string;
+  /** The name the model sees; the server is always called with `definition.name`. */
+  readonly providerName: string;
+  readonly definition: Tool;
+  readonly inputSchema: JsonObject;
+  readonly callTool: McpToolCaller;
+}): WorkerAgentTool<JsonObject> {
+  const { server, definition, callTool } = options;
+  const original = definition.name;
+  const { isReadOnly, isDestructive } = toolEffects(definition);
+  const label = `${server}.${original}`;
+  return defineWorkerTool<JsonObject>({
+    name: options.providerName,
+    description: describeTool(definition, server),
+    jsonSchema: options.inputSchema,
+    namespace: server,
+    namespaceDescription: options.namespaceDescription,
+    deferLoading: true,
+    executionMode: isReadOnly && !isDestructive ? 'parallel' : 'sequential',
+    isReadOnly,
+    isDestructive,
+    describeActivity: () => `Calling ${label}`,
+    describeCompletedActivity: () => `Called ${label}`,
+    execute: async (params, context) => {
+      const result = await callTool({ tool: original, arguments: params, signal: context.signal });
+      return toMcpToolResult({ server, tool: original, result });
+    },
+  });
+}
+
+/**
+ * What the server's annotations promise. They are hints from the server, so the safe reading
+ * wins: not read-only unless it says so, and (per the MCP spec) destructive unless a tool
+ * that writes says it is not.
+ */
+export function toolEffects(definition: Tool): { isReadOnly: boolean; isDestructive: boolean } {
+  const annotations = definition.annotations ?? {};
+  const isReadOnly = annotations.readOnlyHint === true;
+  const isDestructive = isReadOnly ? annotations.destructiveHint === true : annotations.destructiveHint !== false;
+  return { isReadOnly, isDestructive };
+}
+
+function describeTool(definition: Tool, server: string): string {
+  const text = (definition.description ?? '').trim() || (definition.title ?? definition.annotations?.title ?? '').trim() || `${definition.name} (a tool of the MCP server ${server})`;
+  return text.length <= MAX_DESCRIPTION_CHARS ? text : `${text.slice(0, MAX_DESCRIPTION_CHARS - 1)}…`;
+}

@@ -1,0 +1,253 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { WorkerAgentTool } from '../define-worker-tool.js';
+import type { McpToolCaller } from './create-mcp-tool.js';
+import { createMcpTransport, type McpTransport } from './create-mcp-transport.js';
+import { describeMcpFailure } from './describe-mcp-failure.js';
+import { listMcpTools } from './list-mcp-tools.js';
+import type { McpServerConfig } from './mcp-config.js';
+import { McpUnavailableError } from './mcp-unavailable-error.js';
+import { projectMcpTools, type ProjectedMcpTool } from './project-mcp-tools.js';
+import { waitUnlessAborted } from './wait-unless-aborted.js';
+
+export interface McpConnectionSettings {
+  /** Start-up (spawn or connect, `initialize`) and each `tools/list`. */
+  readonly connectTimeoutMs: number;
+  /** A `tools/call`; the loop's own tool timeout usually cancels first. */
+  readonly callTimeoutMs: number;
+  /** The wait after the first failure; it doubles per failure in a row, up to `retryMaxMs`. */
+  readonly retryInitialMs: number;
+  readonly retryMaxMs: number;
+}
+
+/** One open session with the server and its current tool listing. */
+interface Session {
+  readonly client: Client;
+  readonly transport: McpTransport;
+  /** Settles with the newest listing; replaced when the server announces a change. */
+  listing: Promise<readonly WorkerAgentTool[]> | undefined;
+  refreshQueued: boolean;
+  ended: boolean;
+}
+
+type State =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'connecting'; readonly ready: Promise<Session>; readonly client: Client }
+  | { readonly kind: 'live'; readonly session: Session }
+  | { readonly kind: 'failed'; readonly reason: string; readonly retryAtMs: number }
+  | { readonly kind: 'closed' };
+
+const CLIENT_INFO = { name: 'turn-runtime', version: '0.1.0' };
+const CONNECTION_CLOSED: number = ErrorCode.ConnectionClosed;
+const MAX_NAMESPACE_DESCRIPTION_CHARS = 2_000;
+
+/**
+ * The runtime's link to one configured MCP server, shared by every turn: connects on first
+ * use, lists and projects the tools once per listing, relists when the server announces
+ * `notifications/tools/list_changed`, and after a failure waits (doubling, capped) before it
+ * tries again, so a dead server costs each turn nothing but a warning.
+ */
+export class McpServerConnection {
+  readonly name: string;
+  readonly #config: McpServerConfig;
+  readonly #settings: McpConnectionSettings;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  #state: State = { kind: 'idle' };
+  #failures = 0;
+  #projected: ReadonlyMap<string, ProjectedMcpTool> = new Map();
+  /** Stable across sessions, so tool objects built once keep working after a reconnect. */
+  readonly #callTool: McpToolCaller = (call) => this.#call(call);
+
+  constructor(options: { name: string; config: McpServerConfig; settings: McpConnectionSettings; clock: Clock; logger: Logger }) {
+    this.name = options.name;
+    this.#config = options.config;
+    this.#settings = options.settings;
+    this.#clock = options.clock;
+    this.#logger = options.logger.child({ mcpServer: options.name });
+  }
+
+  /**
+   * The server's tools, as the same objects for as long as their definitions do not change.
+   * Rejects with `McpUnavailableError` when the server is down, failing, or slower than `signal`.
+   */
+  async tools(signal: AbortSignal): Promise<readonly WorkerAgentTool[]> {
+    const listed = this.#session().then((session) => session.listing ?? Promise.reject(new Error('the server has no tool listing')));
+    try {
+      return await waitUnlessAborted(listed, signal, () => new McpUnavailableError(this.name, 'the server did not answer in time'));
+    } catch (error) {
+      throw error instanceof McpUnavailableError ? error : new McpUnavailableError(this.name, describeMcpFailure(error));
+    }
+  }
+
+  /** Ends the session (a stdio server's process with it); later calls find the server unavailable. */
+  async close(): Promise<void> {
+    const state = this.#state;
+    this.#state = { kind: 'closed' };
+    if (state.kind === 'live') await this.#end(state.session);
+    if (state.kind === 'connecting') await state.client.close().catch(() => undefined);
+  }
+
+  #session(): Promise<Session> {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'live':
+        return Promise.resolve(state.session);
+      case 'connecting':
+        return state.ready;
+      case 'closed':
+        return Promise.reject(new McpUnavailableError(this.name, 'the runtime is shutting down'));
+      case 'failed': {
+        const waitMs = state.retryAtMs - this.#clock.monotonicMs();
+        if (waitMs > 0) return Promise.reject(new McpUnavailableError(this.name, `${state.reason}; next attempt in ${Math.ceil(waitMs / 1000)} s`));
+        break;
+      }
+      case 'idle':
+        break;
+    }
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const ready = this.#connect(client);
+    this.#state = { kind: 'connecting', ready, client };
+    // Waiters come and go with their turns; the attempt's own outcome is handled in #connect.
+    ready.catch(() => undefined);
+    return ready;
+  }
+
+  async #connect(client: Client): Promise<Session> {
+    const transport = createMcpTransport(this.#config);
+    const session: Session = { client, transport, listing: undefined, refreshQueued: false, ended: false };
+    client.onclose = () => {
+      this.#lose(session, 'the server closed the connection');
+    };
+    client.onerror = (error) => {
+      this.#logger.debug({ err: error }, 'MCP transport error');
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#refresh(session);
+    });
+    try {
+      await client.connect(transport.transport, { timeout: this.#settings.connectTimeoutMs });
+      session.listing = this.#list(session);
+      await session.listing;
+    } catch (error) {
+      session.ended = true;
+      await client.close().catch(() => undefined);
+      const reason = describeMcpFailure(error);
+      const stderr = transport.stderrTail().trim();
+      this.#logger.debug({ err: error, ...(stderr === '' ? {} : { stderr }) }, `could not connect to the MCP server: ${reason}`);
+      if (this.#state.kind !== 'closed') this.#fail(reason);
+      throw new McpUnavailableError(this.name, reason);
+    }
+    if (this.#state.kind === 'closed') {
+      await this.#end(session);
+      throw new McpUnavailableError(this.name, 'the runtime is shutting down');
+    }
+    this.#state = { kind: 'live', session };
+    this.#failures = 0;
+    this.#logger.info('connected to the MCP server');
+    return session;
+  }
+
+  /** Lists and projects the tools; unchanged tools keep their objects. */
+  async #list(session: Session): Promise<readonly WorkerAgentTool[]> {
+    const listing = await listMcpTools({ client: session.client, timeoutMs: this.#settings.connectTimeoutMs });
+    const projected = projectMcpTools({
+      server: this.name,
+      namespaceDescription: this.#namespaceDescription(session.client),
+      listing,
+      previous: this.#projected,
+      callTool: this.#callTool,
+    });
+    this.#projected = projected.byOriginalName;
+    for (const skipped of projected.skipped) {
+      this.#logger.warn({ tool: skipped.tool }, `an MCP tool was left out: ${skipped.reason}`);
+    }
+    return projected.tools;
+  }
+
+  /** Relists after a change notification; notifications that arrive meanwhile share one relisting. */
+  #refresh(session: Session): void {
+    const previous = session.listing;
+    // Before the first listing there is nothing to refresh: that listing is still to come.
+    if (session.ended || previous === undefined || session.refreshQueued) return;
+    session.refreshQueued = true;
+    const next = previous
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        session.refreshQueued = false;
+        return this.#list(session);
+      });
+    session.listing = next;
+    next.catch((error: unknown) => {
+      this.#lose(session, `relisting its tools failed: ${describeMcpFailure(error)}`);
+    });
+  }
+
+  async #call(call: Parameters<McpToolCaller>[0]): Promise<CallToolResult> {
+    let session: Session;
+    try {
+      session = await waitUnlessAborted(this.#session(), call.signal, () => abortError(call.signal));
+    } catch (error) {
+      if (error instanceof McpUnavailableError) throw new Error(`the MCP server "${this.name}" is unavailable: ${error.message}`, { cause: error });
+      throw error;
+    }
+    try {
+      // A plain request rather than `callTool`: that one checks output schemas it caches from
+      // `listTools`, which is not used here (see list-mcp-tools.ts); structured content is
+      // kept as details, not enforced.
+      return await session.client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.arguments } }, CallToolResultSchema, {
+        signal: call.signal,
+        timeout: this.#settings.callTimeoutMs,
+      });
+    } catch (error) {
+      if (call.signal.aborted) throw error;
+      if (error instanceof McpError && error.code !== CONNECTION_CLOSED) {
+        throw new Error(`${this.name}.${call.tool} failed: ${describeMcpFailure(error)}`, { cause: error });
+      }
+      const reason = describeMcpFailure(error);
+      this.#lose(session, reason);
+      throw new Error(`the MCP server "${this.name}" could not be reached: ${reason}`, { cause: error });
+    }
+  }
+
+  /** A live session broke: end it and wait before the next attempt. */
+  #lose(session: Session, reason: string): void {
+    if (session.ended) return;
+    void this.#end(session);
+    if (this.#state.kind === 'live' && this.#state.session === session) {
+      this.#fail(reason);
+      const stderr = session.transport.stderrTail().trim();
+      this.#logger.warn(stderr === '' ? {} : { stderr }, `lost the MCP server: ${reason}`);
+    }
+  }
+
+  async #end(session: Session): Promise<void> {
+    session.ended = true;
+    await session.client.close().catch(() => undefined);
+  }
+
+  #fail(reason: string): void {
+    this.#failures += 1;
+    const waitMs = Math.min(this.#settings.retryInitialMs * 2 ** (this.#failures - 1), this.#settings.retryMaxMs);
+    this.#state = { kind: 'failed', reason, retryAtMs: this.#clock.monotonicMs() + waitMs };
+  }
+
+  #namespaceDescription(client: Client): string {
+    const instructions = client.getInstructions()?.trim() ?? '';
+    if (instructions !== '') {
+      return instructions.length <= MAX_NAMESPACE_DESCRIPTION_CHARS ? instructions : `${instructions.slice(0, MAX_NAMESPACE_DESCRIPTION_CHARS - 1)}…`;
+    }
+    const info = client.getServerVersion();
+    const title = info?.title ?? info?.name;
+    return `Tools of the MCP server "${this.name}"${title === undefined || title === this.name ? '' : ` (${title.slice(0, 200)})`}.`;
+  }
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('the call was cancelled');
+}

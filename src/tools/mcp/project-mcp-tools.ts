@@ -1,0 +1,62 @@
+import type { WorkerAgentTool } from '../define-worker-tool.js';
+import { ToolDefinitionError } from '../tool-definition-error.js';
+import { assignProviderToolNames } from './assign-provider-tool-names.js';
+import { createMcpTool, type McpToolCaller } from './create-mcp-tool.js';
+import type { McpToolListing } from './list-mcp-tools.js';
+
+/** A projected tool and the definition it was built from, to reuse it when nothing changed. */
+export interface ProjectedMcpTool {
+  readonly key: string;
+  readonly tool: WorkerAgentTool;
+}
+
+export interface ProjectedMcpTools {
+  /** In the server's order. */
+  readonly tools: readonly WorkerAgentTool[];
+  /** By the tool's original name, for the next projection. */
+  readonly byOriginalName: ReadonlyMap<string, ProjectedMcpTool>;
+  readonly skipped: readonly { readonly tool: string; readonly reason: string }[];
+}
+
+/**
+ * Builds a server's tools from its listing. A tool whose definition (name, description,
+ * schema, annotations, namespace text) is unchanged since `previous` is the very same
+ * object, so per-tool caches keyed on tool objects (the Tool Search index) stay warm across
+ * turns, reconnects and list changes. A tool that cannot be defined is skipped, not fatal.
+ */
+export function projectMcpTools(options: {
+  readonly server: string;
+  readonly namespaceDescription: string;
+  readonly listing: McpToolListing;
+  readonly previous: ReadonlyMap<string, ProjectedMcpTool>;
+  readonly callTool: McpToolCaller;
+}): ProjectedMcpTools {
+  const { server, namespaceDescription, listing, previous } = options;
+  const providerNames = assignProviderToolNames(listing.tools.map((listed) => listed.definition.name));
+  const tools: WorkerAgentTool[] = [];
+  const byOriginalName = new Map<string, ProjectedMcpTool>();
+  const skipped = [...listing.skipped];
+  for (const { definition, inputSchema } of listing.tools) {
+    const providerName = providerNames.get(definition.name) ?? definition.name;
+    if (definition.execution?.taskSupport === 'required') {
+      skipped.push({ tool: definition.name, reason: 'it can only run as an MCP task, which this runtime does not support' });
+      continue;
+    }
+    const key = JSON.stringify([providerName, namespaceDescription, definition.description, definition.title, inputSchema, definition.annotations]);
+    const known = previous.get(definition.name);
+    if (known?.key === key) {
+      tools.push(known.tool);
+      byOriginalName.set(definition.name, known);
+      continue;
+    }
+    try {
+      const tool = createMcpTool({ server, namespaceDescription, providerName, definition, inputSchema, callTool: options.callTool });
+      tools.push(tool);
+      byOriginalName.set(definition.name, { key, tool });
+    } catch (error) {
+      if (!(error instanceof ToolDefinitionError)) throw error;
+      skipped.push({ tool: definition.name, reason: error.message });
+    }
+  }
+  return { tools, byOriginalName, skipped };
+}
