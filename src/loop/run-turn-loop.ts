@@ -93,6 +93,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       emit({ type: 'message.completed', iteration, text: response.text });
     }
     conversation.push(...response.outputItems);
+    catalog.observe?.({ response, iteration, emit });
     return response;
   };
   // A function, not the property: TypeScript would narrow `signal.aborted` across awaits.

@@ -1,5 +1,7 @@
 import type { JsonObject } from '../json.js';
+import type { ModelResponse } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import type { TurnEventBody } from '../turns/turn-events.js';
 import { createToolMap } from './tool-map.js';
 
 /** The provider tool list for the next request, as objects and as the exact JSON text sent. */
@@ -21,6 +23,18 @@ export interface ToolCatalog {
   callable(): ReadonlyMap<string, WorkerAgentTool>;
   /** The provider tool definitions for the next request. */
   providerTools(): ProviderToolList;
+  /**
+   * Told about each model response before its calls run. Native Tool Search happens inside
+   * the provider, so this is where its `tool_search_call` items become the same
+   * `tool.started` / `tool.completed` activity an emulated search shows.
+   */
+  observe?(options: ObservedResponse): void;
+}
+
+export interface ObservedResponse {
+  readonly response: ModelResponse;
+  readonly iteration: number;
+  readonly emit: (event: TurnEventBody) => void;
 }
 
 /** A catalog that never changes: every tool is callable and shown from the first request. */

@@ -1,21 +1,23 @@
 import type { JsonObject } from '../json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import { createTurnToolCatalog, type ToolSearchMode } from './create-turn-tool-catalog.js';
 
 /**
- * The Responses API tool definitions for a turn's tools, in assembly order. `parameters` is
- * the very object computed at definition time (a raw `jsonSchema` is passed through as given).
+ * The Responses API tool definitions of a turn's first request, in assembly order: in
+ * `native` mode with namespaces, `defer_loading` and `{type:'tool_search'}`; in `emulated`
+ * mode as plain functions, deferred tools hidden behind a synthesized `tool_search`. Each
+ * `parameters` is the very object computed at definition time (a raw `jsonSchema` is passed
+ * through as given). A catalog, not this list, is what a running turn uses: it can grow.
  */
-export function toProviderTools(tools: readonly WorkerAgentTool[]): JsonObject[] {
-  return tools.map((tool) => ({
-    type: 'function',
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-    strict: tool.strict,
-  }));
+export function toProviderTools(tools: readonly WorkerAgentTool[], mode: ToolSearchMode = 'emulated'): JsonObject[] {
+  return [...createTurnToolCatalog({ tools, toolSearchMode: mode }).providerTools().tools];
 }
 
-/** One entry of `GET /turns/:id/tools`: what the runtime knew about a tool it assembled. */
+/**
+ * One entry of `GET /turns/:id/tools`: what the runtime knew about a tool it assembled. For a
+ * deferred tool, `deferLoading` is true whatever the mode; `namespace` is the namespace of its
+ * identity (`null` outside one), not the flattened name emulated mode shows.
+ */
 export interface ToolSnapshotEntry {
   readonly name: string;
   readonly description: string;

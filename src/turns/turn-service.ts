@@ -15,7 +15,7 @@ import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { assembleTextTurnTools } from './assembly/assemble-text-turn-tools.js';
 import type { ToolServices, UnavailableSource } from './assembly/tool-services.js';
 import { createModelClient } from './create-model-client.js';
-import { createTurnToolCatalog } from './create-turn-tool-catalog.js';
+import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { toToolSnapshot } from './provider-tools.js';
 import { TERMINAL_EVENT_TYPES, type TurnEventBody } from './turn-events.js';
 import { resolveTurnOutcome } from './turn-outcome.js';
@@ -114,7 +114,7 @@ export class TurnService {
     const plan = await this.#plan(request, home, turnId, turnLogger);
     let catalog: ToolCatalog;
     try {
-      catalog = createTurnToolCatalog({ tools: plan.tools });
+      catalog = createTurnToolCatalog({ tools: plan.tools, toolSearchMode: resolveToolSearchMode({ model: request.model, configured: config.toolSearchMode }) });
     } catch (error) {
       if (error instanceof DuplicateToolError) {
         throw new ServiceError({ statusCode: 500, code: 'tool_assembly_failed', message: error.message });
