@@ -1,4 +1,6 @@
 /** `npm run bench`: every benchmark, one after the other, each printing its own figures. */
+import { runToolSearchBench } from './tool-search-bench.js';
 import { runTurnBench } from './turn-bench.js';
 
 await runTurnBench();
+await runToolSearchBench();
