@@ -51,12 +51,17 @@ export async function dispatchToolCalls(options: {
         index += 1;
       }
     }
+    // Calls of a group start in call order, so one starting after a call ended the turn
+    // comes after it: it is answered, not run.
+    let groupTerminated = false;
     const results = await runWithLimit({
       items: group,
       limit: parallelLimit,
       task: async (entry) => {
-        if (runtime.signal.aborted) return undefined;
-        return executeToolCall(entry.prepared, runtime);
+        if (runtime.signal.aborted || groupTerminated) return undefined;
+        const outcome = await executeToolCall(entry.prepared, runtime);
+        if (outcome.terminate) groupTerminated = true;
+        return outcome;
       },
     });
     group.forEach((entry, position) => {

@@ -179,7 +179,9 @@ function safeLabel(describe: () => string, fallback: string): string {
 /** "1.2 s" under a minute, "3 min 5 s" above: the way a person reads a duration. */
 export function formatSeconds(milliseconds: number): string {
   if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1).replace(/\.0$/, '')} s`;
-  const minutes = Math.floor(milliseconds / 60_000);
-  const seconds = Math.round((milliseconds % 60_000) / 1000);
+  // Round once, so 1 min 59.7 s carries into "2 min" rather than reading "1 min 60 s".
+  const totalSeconds = Math.round(milliseconds / 1000);
+  const minutes = Math.floor(totalSeconds / 60);
+  const seconds = totalSeconds % 60;
   return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }

@@ -13,9 +13,16 @@ export class KyselyTurnStore implements TurnStore {
     this.#db = db;
   }
 
-  /** Opens the store and brings its schema up to date. */
-  static async open(db: Kysely<Database>): Promise<KyselyTurnStore> {
-    const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+  /**
+   * Opens the store and brings its schema up to date. On PostgreSQL, pass the schema the store
+   * lives in: without one, Kysely takes a migration table in any schema for its own.
+   */
+  static async open(db: Kysely<Database>, options: { readonly migrationTableSchema?: string } = {}): Promise<KyselyTurnStore> {
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: () => Promise.resolve(migrations) },
+      ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
+    });
     const { error } = await migrator.migrateToLatest();
     if (error !== undefined) {
       await db.destroy();
@@ -69,7 +76,7 @@ export class KyselyTurnStore implements TurnStore {
           status: finish.status,
           finished_at: finish.finishedAt,
           iterations: finish.iterations,
-          output: finish.output,
+          output: finish.output === null ? null : withoutNul(finish.output),
           result_json: finish.result === undefined ? null : JSON.stringify(finish.result),
           error_json: finish.error === null ? null : JSON.stringify(finish.error),
           outcome: finish.outcome,
@@ -218,4 +225,13 @@ async function insertEvents(trx: Transaction<Database>, turnId: string, events: 
     .values(events.map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
     .execute();
   await trx.updateTable('turns').set({ last_seq: last.seq }).where('id', '=', turnId).execute();
+}
+
+/**
+ * The model's text with NUL characters replaced: PostgreSQL text cannot hold U+0000, and one
+ * would fail the whole finishing transaction, leaving the turn running. The terminal event
+ * keeps the exact text (JSON escapes it); SQLite gets the same value, so both dialects agree.
+ */
+function withoutNul(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
 }

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database-schema.js';
 import { KyselyTurnStore } from './kysely-turn-store.js';
@@ -14,7 +14,18 @@ import type { TurnStore } from './turn-store.js';
 export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<TurnStore> {
   if (options.databaseUrl !== undefined) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
-    return KyselyTurnStore.open(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // The schema `search_path` puts the tables in ('public' by default): Kysely's migration
+    // bookkeeping must live there too, not in whichever schema already has a table of that name.
+    let schema: string | null;
+    try {
+      const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+      schema = rows[0]?.schema ?? null;
+    } catch (error) {
+      await db.destroy();
+      throw error;
+    }
+    return KyselyTurnStore.open(db, schema === null ? {} : { migrationTableSchema: schema });
   }
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path.join(options.dataDir, 'turns.sqlite'));

@@ -126,7 +126,9 @@ export class TurnRun {
   }
 
   #number(body: TurnEventBody): { event: TurnEvent; stored: StoredEvent } {
-    const event = { ...body, turnId: this.id, seq: this.#nextSeq, at: this.#clock.now().toISOString() };
+    // `type`, `turnId`, `seq`, `at` lead every event, so a person reading the stream sees them first.
+    const { type, ...fields } = body;
+    const event = { type, turnId: this.id, seq: this.#nextSeq, at: this.#clock.now().toISOString(), ...fields } as TurnEvent;
     this.#nextSeq += 1;
     return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
   }

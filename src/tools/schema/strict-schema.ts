@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { hasOwn, isJsonObject, type JsonObject, type JsonValue } from '../../json.js';
 
 /**
@@ -36,6 +37,8 @@ export interface NullPlan {
   readonly items?: NullPlan;
   readonly anyOf?: readonly NullPlan[];
   readonly ref?: string;
+  /** The values a `const` / `enum` admits: how a discriminated anyOf branch is recognised. */
+  readonly allowed?: readonly JsonValue[];
 }
 
 export interface StrictSchema {
@@ -69,7 +72,13 @@ export function toStrictJsonSchema(schema: JsonObject): StrictSchema {
 
   const compile = (node: JsonValue, path: string): { schema: JsonObject; plan: NullPlan } => {
     if (!isJsonObject(node)) throw new StrictSchemaError(path, 'expected a schema object');
-    const plan: { properties?: Map<string, { stripNull: boolean; child: NullPlan }>; items?: NullPlan; anyOf?: NullPlan[]; ref?: string } = {};
+    const plan: {
+      properties?: Map<string, { stripNull: boolean; child: NullPlan }>;
+      items?: NullPlan;
+      anyOf?: NullPlan[];
+      ref?: string;
+      allowed?: readonly JsonValue[];
+    } = {};
     const out: JsonObject = {};
 
     for (const keyword of UNSUPPORTED_KEYWORDS) {
@@ -82,6 +91,10 @@ export function toStrictJsonSchema(schema: JsonObject): StrictSchema {
     const typed =
       hasOwn(node, 'type') || hasOwn(node, 'anyOf') || hasOwn(node, 'oneOf') || hasOwn(node, 'enum') || hasOwn(node, 'const');
     if (!typed) throw new StrictSchemaError(path, 'strict mode needs a type here (an untyped value such as z.any() or z.unknown())');
+    const constValue = node['const'];
+    const enumValues = node['enum'];
+    if (constValue !== undefined) plan.allowed = [constValue];
+    else if (Array.isArray(enumValues)) plan.allowed = enumValues;
 
     for (const [key, value] of Object.entries(node)) {
       switch (key) {
@@ -96,7 +109,7 @@ export function toStrictJsonSchema(schema: JsonObject): StrictSchema {
         case 'default':
           break;
         default:
-          out[key] = value;
+          setOwn(out, key, value);
       }
     }
     if (hasOwn(node, 'default')) {
@@ -125,12 +138,12 @@ export function toStrictJsonSchema(schema: JsonObject): StrictSchema {
       for (const [name, child] of Object.entries(properties)) {
         const compiled = compile(child, path === '(root)' ? name : `${path}.${name}`);
         if (required.has(name)) {
-          outProperties[name] = compiled.schema;
+          setOwn(outProperties, name, compiled.schema);
           propertyPlans.set(name, { stripNull: false, child: compiled.plan });
         } else {
           const nullable = makeNullable(compiled.schema);
           optionalCount += 1;
-          outProperties[name] = nullable.schema;
+          setOwn(outProperties, name, nullable.schema);
           propertyPlans.set(name, { stripNull: !nullable.alreadyNullable, child: compiled.plan });
         }
       }
@@ -153,7 +166,7 @@ export function toStrictJsonSchema(schema: JsonObject): StrictSchema {
       const outDefs: JsonObject = {};
       for (const [name, definition] of Object.entries(defs)) {
         const compiled = compile(definition, `#/${defsKey}/${name}`);
-        outDefs[name] = compiled.schema;
+        setOwn(outDefs, name, compiled.schema);
         definitions.set(`#/${defsKey}/${name}`, compiled.plan);
       }
       out[defsKey] = outDefs;
@@ -213,11 +226,11 @@ function stripNulls(value: unknown, plan: NullPlan, definitions: ReadonlyMap<str
     for (const [key, entry] of Object.entries(value)) {
       const property = resolved.properties.get(key);
       if (property === undefined) {
-        result[key] = entry;
+        setOwn(result, key, entry);
       } else if (entry === null && property.stripNull) {
         continue;
       } else {
-        result[key] = stripNulls(entry, property.child, definitions, depth + 1);
+        setOwn(result, key, stripNulls(entry, property.child, definitions, depth + 1));
       }
     }
     return result;
@@ -225,16 +238,32 @@ function stripNulls(value: unknown, plan: NullPlan, definitions: ReadonlyMap<str
   return value;
 }
 
-/** Picks the anyOf branch a value belongs to: for objects, the one whose properties cover its keys. */
+/**
+ * Picks the anyOf branch a value belongs to: for objects, one whose properties cover its keys,
+ * preferring the one whose `const` / `enum` properties (a discriminator) admit the value's.
+ */
 function chooseBranch(value: unknown, branches: readonly NullPlan[], definitions: ReadonlyMap<string, NullPlan>): NullPlan | undefined {
   const resolve = (plan: NullPlan) => (plan.ref === undefined ? plan : definitions.get(plan.ref));
   if (Array.isArray(value)) return branches.find((branch) => resolve(branch)?.items !== undefined);
   if (isJsonObject(value)) {
     const keys = Object.keys(value);
-    return branches.find((branch) => {
+    const covering = branches.filter((branch) => {
       const properties = resolve(branch)?.properties;
       return properties !== undefined && keys.every((key) => properties.has(key));
     });
+    const discriminated = covering.find((branch) =>
+      [...(resolve(branch)?.properties ?? new Map<string, { child: NullPlan }>())].every(([key, property]) => {
+        const allowed = property.child.allowed;
+        const entry = hasOwn(value, key) ? value[key] : undefined;
+        return allowed === undefined || entry === undefined || entry === null || allowed.some((option) => isDeepStrictEqual(option, entry));
+      }),
+    );
+    return discriminated ?? covering[0];
   }
   return undefined;
+}
+
+/** Sets an own property, even one named `__proto__` (plain assignment would set the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }

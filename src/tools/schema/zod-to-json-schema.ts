@@ -29,12 +29,20 @@ export function zodToJsonSchema(options: { toolName: string; schema: z.ZodType }
   return dropSafeIntegerBounds(rest);
 }
 
+/** Keywords whose value is data, not a schema: a `maximum` key in a default is not a bound. */
+const DATA_KEYWORDS = new Set(['default', 'const', 'enum', 'examples']);
+/** Keywords whose value maps names to schemas: a property may be named `default`. */
+const NAMED_SCHEMA_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
 function dropSafeIntegerBounds(node: JsonObject): JsonObject {
   const result: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'minimum' && value === -Number.MAX_SAFE_INTEGER) continue;
     if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
-    result[key] = mapChildren(value);
+    if (DATA_KEYWORDS.has(key)) result[key] = value;
+    else if (NAMED_SCHEMA_KEYWORDS.has(key) && isJsonObject(value)) {
+      result[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, mapChildren(child)]));
+    } else result[key] = mapChildren(value);
   }
   return result;
 }

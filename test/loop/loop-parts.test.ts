@@ -1,0 +1,85 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { formatSeconds } from '../../src/loop/execute-tool-call.js';
+import { FailureMemory } from '../../src/loop/failure-memory.js';
+import { runWithLimit } from '../../src/loop/run-with-limit.js';
+
+describe('runWithLimit', () => {
+  it('keeps input order in the results whatever order the tasks finish in', async () => {
+    const results = await runWithLimit({
+      items: [40, 5, 20],
+      limit: 3,
+      task: async (waitMs, index) => {
+        await sleep(waitMs);
+        return `${index}:${waitMs}`;
+      },
+    });
+    expect(results).toEqual(['0:40', '1:5', '2:20']);
+  });
+
+  it('never runs more than the limit at once, and starts items in order', async () => {
+    let active = 0;
+    let maxActive = 0;
+    const started: number[] = [];
+    await runWithLimit({
+      items: [1, 2, 3, 4, 5],
+      limit: 2,
+      task: async (item) => {
+        started.push(item);
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        await sleep(20);
+        active -= 1;
+        return item;
+      },
+    });
+    expect(maxActive).toBe(2);
+    expect(started).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('returns an empty list for no items without calling the task', async () => {
+    let calls = 0;
+    const results = await runWithLimit({
+      items: [],
+      limit: 4,
+      task: () => {
+        calls += 1;
+        return Promise.resolve(0);
+      },
+    });
+    expect(results).toEqual([]);
+    expect(calls).toBe(0);
+  });
+});
+
+describe('FailureMemory', () => {
+  it('counts a failure again only for the same tool, arguments and message', () => {
+    const memory = new FailureMemory();
+    expect(memory.record({ identity: 'read', rawArguments: '{"p":1}', message: 'gone' })).toBe(1);
+    expect(memory.record({ identity: 'read', rawArguments: '{"p":1}', message: 'gone' })).toBe(2);
+    expect(memory.record({ identity: 'read', rawArguments: '{"p":2}', message: 'gone' })).toBe(1);
+    expect(memory.record({ identity: 'read', rawArguments: '{"p":1}', message: 'locked' })).toBe(1);
+    expect(memory.record({ identity: 'mail.read', rawArguments: '{"p":1}', message: 'gone' })).toBe(1);
+  });
+
+  it('keeps separate turns apart: each turn has its own memory', () => {
+    const first = new FailureMemory();
+    first.record({ identity: 'read', rawArguments: '{}', message: 'x' });
+    expect(new FailureMemory().record({ identity: 'read', rawArguments: '{}', message: 'x' })).toBe(1);
+  });
+});
+
+describe('formatSeconds', () => {
+  it('reads the way a person says a duration', () => {
+    expect(formatSeconds(0)).toBe('0 s');
+    expect(formatSeconds(1_250)).toBe('1.3 s');
+    expect(formatSeconds(30_000)).toBe('30 s');
+    expect(formatSeconds(60_000)).toBe('1 min');
+    expect(formatSeconds(185_000)).toBe('3 min 5 s');
+  });
+
+  it('carries rounded-up seconds into the minutes instead of writing "60 s"', () => {
+    expect(formatSeconds(119_700)).toBe('2 min');
+    expect(formatSeconds(179_600)).toBe('3 min');
+  });
+});
