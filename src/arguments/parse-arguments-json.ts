@@ -55,6 +55,11 @@ export function parseArgumentsJson(raw: string, options: { acceptsEmpty: () => b
     return { ok: false, problem: `the arguments are not a JSON object (${strict.message})` };
   }
   const end = findBalancedObjectEnd(scan.tokens, open);
+  if (end !== undefined && scan.tokens.some((token) => token.kind === '{' && token.start >= end)) {
+    // Two objects where one was expected: most likely two calls run together. Taking the
+    // first would silently drop the second, so say so instead.
+    return { ok: false, problem: 'the arguments hold more than one JSON object; make one call per object' };
+  }
   if (end !== undefined) {
     const balanced = tryParse(body.slice(firstOpen.start, end));
     if (balanced.ok) return { ok: true, value: balanced.value, repair: 'balanced_object' };
@@ -99,6 +104,10 @@ function truncationProblem(scan: JsonScan, finished: boolean): string | undefine
     return `the arguments were cut off inside the value "${last.text}"; send the complete JSON object again`;
   }
   if (last.kind === ':') return 'the arguments were cut off before a value; send the complete JSON object again';
+  if (lastRaw?.kind === ',' && !finished && depthAtEnd(scan.tokens) > 0) {
+    // A comma with nothing after it: more members were on their way.
+    return 'the arguments were cut off after a comma; send the complete JSON object again';
+  }
   if (last.kind === 'string' && isObjectKeyPosition(significant, significant.length - 1)) {
     return `the arguments were cut off after the key ${last.text}; send the complete JSON object again`;
   }

@@ -128,7 +128,7 @@ export class KyselyTurnStore implements TurnStore {
         await insertEvents(trx, orphan.id, [{ seq: event.seq, type: event.type, json: JSON.stringify(event) }]);
         await trx
           .updateTable('turns')
-          .set({ status: 'interrupted', finished_at: options.now, error_json: JSON.stringify(error) })
+          .set({ status: 'interrupted', finished_at: options.now, error_json: JSON.stringify(error), outcome: 'interrupted' })
           .where('id', '=', orphan.id)
           .execute();
       }

@@ -44,7 +44,7 @@ export function resolveTurnOutcome(options: {
     case 'iteration_exhausted': {
       const error = {
         code: 'max_iterations',
-        message: `the turn used all ${options.maxIterations} iterations before the model finished`,
+        message: `the model was still calling tools after ${options.maxIterations} iterations; it was asked for a summary instead`,
         reason: 'iteration_exhausted',
       };
       return {

@@ -65,16 +65,17 @@ describe('parseArgumentsJson: each rung of the ladder', () => {
     expectRepaired('I will pass "{" as text: {"a":1}', { a: 1 }, 'balanced_object');
   });
 
-  it('takes only the first of two concatenated objects', () => {
-    expectRepaired('{"a":1}\n{"b":2}', { a: 1 }, 'balanced_object');
+  it('refuses two concatenated objects rather than silently dropping the second', () => {
+    expectRefused('{"a":1}\n{"b":2}', /more than one JSON object/);
   });
 
-  it('closes an object cut after a complete value and a comma', () => {
-    expectRepaired('{"path":"notes.md",', { path: 'notes.md' }, 'closed_containers');
+  it('gives up when the text was cut after a comma: more members were coming', () => {
+    expectRefused('{"path":"notes.md",', /cut off after a comma/);
+    expectRefused('{"list":[1,2,', /cut off after a comma/);
   });
 
   it('closes nested containers cut after a complete value', () => {
-    expectRepaired('{"a":{"b":"c"},"list":[{"x":1},', { a: { b: 'c' }, list: [{ x: 1 }] }, 'closed_containers');
+    expectRepaired('{"a":{"b":"c"},"list":[{"x":1}]', { a: { b: 'c' }, list: [{ x: 1 }] }, 'closed_containers');
     expectRepaired('{"a":{"b":"c"}', { a: { b: 'c' } }, 'closed_containers');
     expectRepaired('{"list": [', { list: [] }, 'closed_containers');
   });
@@ -96,7 +97,7 @@ describe('parseArgumentsJson: each rung of the ladder', () => {
   });
 
   it('repairs an object that ends in prose after a cut', () => {
-    expectRepaired('Here: {"a":{"b":"}"},"c":[1,', { a: { b: '}' }, c: [1] }, 'closed_containers');
+    expectRepaired('Here: {"a":{"b":"}"},"c":[1]', { a: { b: '}' }, c: [1] }, 'closed_containers');
   });
 
   it('closes an object cut right after a complete string', () => {
@@ -152,7 +153,7 @@ describe('parseArgumentsJson: giving up rather than guessing', () => {
   it('gives up when the text ends after a dangling key', () => {
     expectRefused('{"path"', /cut off after the key "path"/);
     expectRefused('{"a":1,"recursive"', /cut off after the key "recursive"/);
-    expectRefused('{"a":1,"recursive",', /cut off after the key "recursive"/);
+    expectRefused('{"a":1,"recursive",', /cut off after/);
   });
 
   it('refuses arguments over 256 KiB even when they are valid JSON', () => {

@@ -44,7 +44,7 @@ describe('validateToolArguments', () => {
       repair: 'code_fence',
     });
     expect(validateToolArguments({ tool: readFile, rawArguments: 'ok: {"path":"a.md"}' })).toMatchObject({ ok: true, repair: 'balanced_object' });
-    expect(validateToolArguments({ tool: readFile, rawArguments: '{"path":"a.md",' })).toMatchObject({ ok: true, repair: 'closed_containers' });
+    expect(validateToolArguments({ tool: readFile, rawArguments: '{"path":"a.md"' })).toMatchObject({ ok: true, repair: 'closed_containers' });
   });
 
   it('gives {} with the rung "empty_object" to an all-optional tool called with empty arguments', () => {
