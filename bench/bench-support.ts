@@ -68,8 +68,10 @@ export async function runConcurrently(count: number, concurrency: number, task: 
   );
 }
 
+/** Runs a script in its own Node process: compiled JavaScript as is, TypeScript through tsx. */
 export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): ChildProcess {
-  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

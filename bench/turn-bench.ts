@@ -28,7 +28,8 @@ export async function runTurnBench(): Promise<void> {
   }
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const service = spawnNode('src/server.ts', [], {
+  // The compiled service, as production runs it (`npm run bench` builds first).
+  const service = spawnNode('dist/src/server.js', [], {
     DATA_DIR: dataDir,
     PORT: String(port),
     LOG_LEVEL: 'warn',

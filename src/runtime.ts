@@ -10,11 +10,15 @@ import { openTurnStore } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
 import { McpRegistry } from './tools/mcp/mcp-registry.js';
+import { loadSkillCatalog } from './tools/skills/load-skill-catalog.js';
+import { locateMcporter, mcporterCommand } from './tools/skills/locate-mcporter.js';
+import { EMPTY_SKILL_CATALOG } from './tools/skills/skill-catalog.js';
 import { WebFetchCache } from './tools/web/fetch/web-fetch-cache.js';
 import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
+import { createSharedOpenAIClient } from './turns/create-model-client.js';
 import { TurnService } from './turns/turn-service.js';
 
 export interface Runtime {
@@ -41,16 +45,25 @@ export async function createRuntime(options: {
   try {
     const clock = options.clock ?? systemClock;
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
+    // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
+    const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
+    // Skills call MCP servers with mcporter from run_command, so the sandbox carries it.
+    const mcporter = await locateMcporter();
+    const sandbox = await detectCommandSandbox({
+      bwrapPath: config.sandbox.bwrapPath,
+      unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
+      allowNetwork: config.sandbox.allowNetwork,
+      outputLimitBytes: config.sandbox.outputLimitBytes,
+      logger,
+      additions: {
+        readOnlyBinds: [...config.sandbox.readOnlyPaths.map((folder) => ({ source: folder, target: folder })), ...(mcporter?.sandboxAdditions.readOnlyBinds ?? [])],
+        commands: mcporter?.sandboxAdditions.commands ?? [],
+      },
+    });
     const services: ToolServices = {
       clock,
       todoStore: store,
-      sandbox: await detectCommandSandbox({
-        bwrapPath: config.sandbox.bwrapPath,
-        unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
-        allowNetwork: config.sandbox.allowNetwork,
-        outputLimitBytes: config.sandbox.outputLimitBytes,
-        logger,
-      }),
+      sandbox,
       commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
       webFetch: {
         settings: config.web,
@@ -58,19 +71,23 @@ export async function createRuntime(options: {
         ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       },
       searchProvider: createSearchProvider({ settings: config.web.search }),
-      // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
       mcp: new McpRegistry({
-        config: config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile),
+        config: mcpConfig,
         clock,
         logger: logger.child({ component: 'mcp' }),
         // A backstop only: the loop's own tool timeout cancels a call first and reports it as a timeout.
         settings: { callTimeoutMs: config.limits.toolTimeoutMs + 5_000 },
       }),
+      skills: {
+        catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),
+        mcporterCommand: mcporterCommand({ install: mcporter, sandbox }),
+      },
     };
     const service = await TurnService.start({
       config,
       store,
       services,
+      openAIClient: createSharedOpenAIClient({ config: config.model, logger }),
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),

@@ -11,6 +11,8 @@ export class EventStreamWriter {
   readonly #format: 'sse' | 'ndjson';
   readonly #ping: NodeJS.Timeout | undefined;
   #ended = false;
+  /** Text written in this tick, sent as one chunk at the end of it. */
+  #buffer = '';
 
   constructor(options: { response: ServerResponse; format: 'sse' | 'ndjson'; pingMs: number; headers: Record<string, string> }) {
     this.#response = options.response;
@@ -44,6 +46,7 @@ export class EventStreamWriter {
 
   end(): void {
     if (this.#ended) return;
+    this.#flush();
     this.#ended = true;
     if (this.#ping !== undefined) clearInterval(this.#ping);
     if (!this.#response.destroyed) this.#response.end();
@@ -55,8 +58,21 @@ export class EventStreamWriter {
     if (this.#ping !== undefined) clearInterval(this.#ping);
   }
 
+  /** Events stored together are delivered together: one socket write for the batch. */
   #write(chunk: string): void {
     if (this.#ended || this.#response.destroyed) return;
+    if (this.#buffer === '') {
+      queueMicrotask(() => {
+        this.#flush();
+      });
+    }
+    this.#buffer += chunk;
+  }
+
+  #flush(): void {
+    if (this.#buffer === '' || this.#response.destroyed) return;
+    const chunk = this.#buffer;
+    this.#buffer = '';
     this.#response.write(chunk);
   }
 }

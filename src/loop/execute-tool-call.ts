@@ -75,10 +75,15 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   }, timeoutMs);
   timer.unref();
 
+  // Made on first use: most calls never log, and a child logger is not free.
+  let callLogger: Logger | undefined;
   const context = {
     signal: controller.signal,
     callId: call.callId,
-    logger: runtime.logger.child({ tool: tool.name, callId: call.callId }),
+    get logger(): Logger {
+      callLogger ??= runtime.logger.child({ tool: tool.name, callId: call.callId });
+      return callLogger;
+    },
     present: (event: { type: string; data?: JsonObject }) => {
       runtime.emit({ type: 'tool.presentation', callId: call.callId, name: tool.name, event });
     },

@@ -26,6 +26,8 @@ export interface OpenAIResponsesModelOptions {
   readonly logger: Logger;
   /** The wait between attempts; injectable so tests need not wait. Must reject on abort. */
   readonly sleep?: AbortableSleep;
+  /** A shared SDK client (see `createOpenAIClient`); one is built when absent. */
+  readonly client?: OpenAI;
   /** Jitter source in [0, 1); injectable for deterministic tests. */
   readonly random?: () => number;
   /**
@@ -43,22 +45,22 @@ type AttemptOutcome = { readonly ok: true; readonly response: ModelResponse } | 
  * request. Retries are ours, not the SDK's: only we know whether text already reached the
  * user, after which a retry would repeat it.
  */
-export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions): ModelClient {
-  const { apiKey, model, maxRetries, requestTimeoutMs, logger } = options;
-  const sleep = options.sleep ?? sleepWithSignal;
-  const random = options.random ?? Math.random;
-  const includeEncryptedReasoning = options.includeEncryptedReasoning ?? /^(o\d|gpt-5|codex)/i.test(model);
-  const redact = (text: string): string => redactSecret(text, apiKey);
-  const sdkLogger = logger.child({ component: 'openai-sdk' });
-  const client = new OpenAI({
-    apiKey,
+/**
+ * The SDK client for one provider: built once and shared by every turn (it holds no per-turn
+ * state), so a turn does not pay for constructing it.
+ */
+export function createOpenAIClient(options: Pick<OpenAIResponsesModelOptions, 'apiKey' | 'baseUrl' | 'requestTimeoutMs' | 'logger'>): OpenAI {
+  const redact = (text: string): string => redactSecret(text, options.apiKey);
+  const sdkLogger = options.logger.child({ component: 'openai-sdk' });
+  return new OpenAI({
+    apiKey: options.apiKey,
     // Explicit values, so that the SDK does not read `process.env` behind the config's back.
     baseURL: options.baseUrl ?? 'https://api.openai.com/v1',
     organization: null,
     project: null,
     webhookSecret: null,
     maxRetries: 0,
-    timeout: requestTimeoutMs,
+    timeout: options.requestTimeoutMs,
     logLevel: 'warn',
     logger: {
       error: (message) => { sdkLogger.error(redact(message)); },
@@ -67,6 +69,15 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
       debug: (message) => { sdkLogger.debug(redact(message)); },
     },
   });
+}
+
+export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions): ModelClient {
+  const { apiKey, model, maxRetries, requestTimeoutMs, logger } = options;
+  const sleep = options.sleep ?? sleepWithSignal;
+  const random = options.random ?? Math.random;
+  const includeEncryptedReasoning = options.includeEncryptedReasoning ?? /^(o\d|gpt-5|codex)/i.test(model);
+  const redact = (text: string): string => redactSecret(text, apiKey);
+  const client = options.client ?? createOpenAIClient(options);
 
   const runAttempt = async (body: ResponseCreateParamsStreaming, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
     const turnSignal = call.signal;

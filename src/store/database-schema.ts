@@ -4,6 +4,7 @@ import type { Generated } from 'kysely';
 export interface Database {
   turns: TurnsTable;
   turn_events: TurnEventsTable;
+  tool_sets: ToolSetsTable;
   turn_tools: TurnToolsTable;
   turn_provider_tools: TurnProviderToolsTable;
   todos: TodosTable;
@@ -26,7 +27,6 @@ export interface TurnsTable {
   output_tokens: number;
   owner: string;
   heartbeat_at: string;
-  last_seq: number;
   task_json: string | null;
 }
 
@@ -37,15 +37,21 @@ export interface TurnEventsTable {
   body: string;
 }
 
+export interface ToolSetsTable {
+  /** SHA-256 of `json`, hex. */
+  hash: string;
+  json: string;
+}
+
 export interface TurnToolsTable {
   turn_id: string;
-  tools_json: string;
+  tools_hash: string;
 }
 
 export interface TurnProviderToolsTable {
   turn_id: string;
   iteration: number;
-  tools_json: string;
+  tools_hash: string;
 }
 
 export interface TodosTable {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
@@ -53,18 +54,20 @@ export class KyselyTurnStore implements TurnStore {
           output_tokens: 0,
           owner: turn.owner,
           heartbeat_at: record.createdAt,
-          last_seq: 0,
           task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
         })
         .execute();
-      await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_json: turn.toolsJson }).execute();
-      await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_json: turn.providerToolsJson }).execute();
+      const toolsHash = await saveToolSet(trx, turn.toolsJson);
+      const providerHash = await saveToolSet(trx, turn.providerToolsJson);
+      await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash }).execute();
+      await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
     });
   }
 
   async appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.#db.transaction().execute((trx) => insertEvents(trx, turnId, events));
+    // One multi-row INSERT: atomic on its own, no transaction needed.
+    await insertEvents(this.#db, turnId, events);
   }
 
   async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void> {
@@ -89,7 +92,10 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async recordProviderTools(turnId: string, iteration: number, json: string): Promise<void> {
-    await this.#db.insertInto('turn_provider_tools').values({ turn_id: turnId, iteration, tools_json: json }).execute();
+    await this.#db.transaction().execute(async (trx) => {
+      const hash = await saveToolSet(trx, json);
+      await trx.insertInto('turn_provider_tools').values({ turn_id: turnId, iteration, tools_hash: hash }).execute();
+    });
   }
 
   async heartbeat(turnIds: readonly string[], at: string): Promise<void> {
@@ -106,7 +112,13 @@ export class KyselyTurnStore implements TurnStore {
     return this.#db.transaction().execute(async (trx) => {
       const orphans = await trx
         .selectFrom('turns')
-        .select(['id', 'last_seq', 'iterations', 'input_tokens', 'output_tokens'])
+        .select((eb) => [
+          'id',
+          'iterations',
+          'input_tokens',
+          'output_tokens',
+          eb.selectFrom('turn_events').select((inner) => inner.fn.coalesce(inner.fn.max('seq'), inner.lit(0)).as('seq')).whereRef('turn_events.turn_id', '=', 'turns.id').as('last_seq'),
+        ])
         .where('status', '=', 'running')
         .where((eb) => eb.or([eb('owner', '=', options.owner), eb('heartbeat_at', '<', options.staleBefore)]))
         .execute();
@@ -119,7 +131,7 @@ export class KyselyTurnStore implements TurnStore {
         const event: TurnEvent = {
           type: 'turn.failed',
           turnId: orphan.id,
-          seq: orphan.last_seq + 1,
+          seq: Number(orphan.last_seq ?? 0) + 1,
           at: options.now,
           error,
           iterations: orphan.iterations,
@@ -164,12 +176,18 @@ export class KyselyTurnStore implements TurnStore {
   async getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined> {
     const turn = await this.#db.selectFrom('turns').select(['kind']).where('id', '=', turnId).executeTakeFirst();
     if (turn === undefined) return undefined;
-    const tools = await this.#db.selectFrom('turn_tools').select('tools_json').where('turn_id', '=', turnId).executeTakeFirst();
+    const tools = await this.#db
+      .selectFrom('turn_tools')
+      .innerJoin('tool_sets', 'tool_sets.hash', 'turn_tools.tools_hash')
+      .select('tool_sets.json as tools_json')
+      .where('turn_tools.turn_id', '=', turnId)
+      .executeTakeFirst();
     const providerTools = await this.#db
       .selectFrom('turn_provider_tools')
-      .select(['iteration', 'tools_json'])
-      .where('turn_id', '=', turnId)
-      .orderBy('iteration')
+      .innerJoin('tool_sets', 'tool_sets.hash', 'turn_provider_tools.tools_hash')
+      .select(['turn_provider_tools.iteration as iteration', 'tool_sets.json as tools_json'])
+      .where('turn_provider_tools.turn_id', '=', turnId)
+      .orderBy('turn_provider_tools.iteration')
       .execute();
     return {
       turnId,
@@ -217,14 +235,23 @@ export class KyselyTurnStore implements TurnStore {
   }
 }
 
-async function insertEvents(trx: Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
-  const last = events.at(-1);
-  if (last === undefined) return;
+/** Keeps a tool list's JSON once, under its SHA-256; returns the hash. */
+async function saveToolSet(trx: Transaction<Database>, json: string): Promise<string> {
+  const hash = createHash('sha256').update(json).digest('hex');
   await trx
+    .insertInto('tool_sets')
+    .values({ hash, json })
+    .onConflict((conflict) => conflict.column('hash').doNothing())
+    .execute();
+  return hash;
+}
+
+async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await db
     .insertInto('turn_events')
     .values(events.map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
     .execute();
-  await trx.updateTable('turns').set({ last_seq: last.seq }).where('id', '=', turnId).execute();
 }
 
 /**

@@ -25,7 +25,6 @@ export const migrations: Record<string, Migration> = {
         .addColumn('output_tokens', 'integer', (column) => column.notNull().defaultTo(0))
         .addColumn('owner', 'text', (column) => column.notNull())
         .addColumn('heartbeat_at', 'text', (column) => column.notNull())
-        .addColumn('last_seq', 'integer', (column) => column.notNull().defaultTo(0))
         .addColumn('task_json', 'text')
         .execute();
       await db.schema.createIndex('turns_status_heartbeat').on('turns').columns(['status', 'heartbeat_at']).execute();
@@ -40,17 +39,26 @@ export const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('turn_events_pk', ['turn_id', 'seq'])
         .execute();
 
+      // What turns were given, kept once per distinct JSON text: consecutive turns of an agent
+      // usually get byte-identical tool lists, and with a large deferred catalog one list can
+      // be a megabyte.
+      await db.schema
+        .createTable('tool_sets')
+        .addColumn('hash', 'text', (column) => column.primaryKey())
+        .addColumn('json', 'text', (column) => column.notNull())
+        .execute();
+
       await db.schema
         .createTable('turn_tools')
         .addColumn('turn_id', 'text', (column) => column.primaryKey().references('turns.id').onDelete('cascade'))
-        .addColumn('tools_json', 'text', (column) => column.notNull())
+        .addColumn('tools_hash', 'text', (column) => column.notNull().references('tool_sets.hash'))
         .execute();
 
       await db.schema
         .createTable('turn_provider_tools')
         .addColumn('turn_id', 'text', (column) => column.notNull().references('turns.id').onDelete('cascade'))
         .addColumn('iteration', 'integer', (column) => column.notNull())
-        .addColumn('tools_json', 'text', (column) => column.notNull())
+        .addColumn('tools_hash', 'text', (column) => column.notNull().references('tool_sets.hash'))
         .addPrimaryKeyConstraint('turn_provider_tools_pk', ['turn_id', 'iteration'])
         .execute();
 
@@ -63,7 +71,7 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
     async down(db: Kysely<unknown>) {
-      for (const table of ['todos', 'turn_provider_tools', 'turn_tools', 'turn_events', 'turns']) {
+      for (const table of ['todos', 'turn_provider_tools', 'turn_tools', 'tool_sets', 'turn_events', 'turns']) {
         await db.schema.dropTable(table).ifExists().execute();
       }
     },

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database-schema.js';
 import { KyselyTurnStore } from './kysely-turn-store.js';
+import { withStatementCache } from './statement-cache.js';
 import type { TurnStore } from './turn-store.js';
 
 /**
@@ -33,5 +34,5 @@ export async function openTurnStore(options: { readonly databaseUrl: string | un
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return KyselyTurnStore.open(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }));
+  return KyselyTurnStore.open(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }));
 }

@@ -1,7 +1,8 @@
+import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { ModelClient } from '../models/model-client.js';
-import { createOpenAIResponsesModel } from '../models/openai-responses-model.js';
+import { createOpenAIClient, createOpenAIResponsesModel } from '../models/openai-responses-model.js';
 import { createScriptedModel } from '../models/scripted-model.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnRequest } from './turn-request.js';
@@ -9,6 +10,13 @@ import type { TurnRequest } from './turn-request.js';
 /** Whether a real provider is configured: an API key, or a base URL of a keyless endpoint. */
 export function hasModelProvider(config: Config['model']): boolean {
   return config.apiKey !== undefined || config.baseUrl !== undefined;
+}
+
+/** The SDK client for the configured provider, built once at start-up; undefined without one. */
+export function createSharedOpenAIClient(options: { readonly config: Config['model']; readonly logger: Logger }): OpenAI | undefined {
+  const { config } = options;
+  if (!hasModelProvider(config)) return undefined;
+  return createOpenAIClient({ apiKey: config.apiKey ?? 'unused', baseUrl: config.baseUrl, requestTimeoutMs: config.requestTimeoutMs, logger: options.logger });
 }
 
 /**
@@ -19,11 +27,13 @@ export function hasModelProvider(config: Config['model']): boolean {
 export function createModelClient(options: {
   readonly request: TurnRequest['model'];
   readonly config: Config['model'];
+  /** The provider's SDK client, shared by all turns. */
+  readonly client: OpenAI | undefined;
   readonly logger: Logger;
 }): ModelClient {
   const { request, config } = options;
   if ('script' in request) return createScriptedModel({ script: request.script });
-  if (!hasModelProvider(config)) {
+  if (!hasModelProvider(config) || options.client === undefined) {
     throw new ServiceError({
       statusCode: 400,
       code: 'model_not_configured',
@@ -38,5 +48,6 @@ export function createModelClient(options: {
     maxRetries: config.maxRetries,
     requestTimeoutMs: config.requestTimeoutMs,
     logger: options.logger,
+    client: options.client,
   });
 }

@@ -4,11 +4,14 @@ import type { StoredEvent, TurnFinish, TurnStore } from '../store/turn-store.js'
 import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from './turn-events.js';
 
 /** Receives each event with its JSON text, serialised once for the store and every stream. */
+/** How long an event may wait to be stored together with the ones after it. */
+const FLUSH_WINDOW_MS = 5;
+
 export type TurnListener = (event: TurnEvent, stored: StoredEvent) => void;
 
 /**
  * A turn in flight in this process: it numbers its events, writes them to the store in order
- * (what is emitted in the same tick goes in one transaction), and only then delivers them to
+ * (in short batches, see #scheduleFlush), and only then delivers them to
  * live listeners. So nothing is ever seen that is not stored: a client that resumes with
  * `Last-Event-ID` after a crash finds exactly what it saw, and the terminal event is stored
  * with the final record before anyone sees it.
@@ -140,13 +143,19 @@ export class TurnRun {
     }
   }
 
+  /**
+   * Events are written in small time windows: one transaction for everything emitted within
+   * FLUSH_WINDOW_MS (a burst of tool events, a run of deltas) instead of one per event. Each
+   * transaction rewrites at least a page of the log, so this is most of the store's cost,
+   * and a few milliseconds more before a person sees an event changes nothing for them.
+   */
   #scheduleFlush(): void {
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    setImmediate(() => {
+    setTimeout(() => {
       this.#flushScheduled = false;
       this.#flushing = this.#flushing.then(() => this.#flush());
-    });
+    }, FLUSH_WINDOW_MS);
   }
 
   async #flush(): Promise<void> {

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
@@ -27,6 +28,8 @@ export interface TurnServiceOptions {
   readonly config: Config;
   readonly store: TurnStore;
   readonly services: ToolServices;
+  /** The model provider's SDK client, shared by every turn; undefined when none is configured. */
+  readonly openAIClient: OpenAI | undefined;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly newTurnId: () => string;
@@ -163,7 +166,7 @@ export class TurnService {
 
   async #plan(request: TurnRequest, home: string, turnId: string, logger: Logger): Promise<PlannedTurn> {
     const { config, services, store } = this.#options;
-    const model = createModelClient({ request: request.model, config: config.model, logger });
+    const model = createModelClient({ request: request.model, config: config.model, client: this.#options.openAIClient, logger });
     if (request.kind === 'workflow_task' && request.task !== undefined) {
       const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };
       const prepared = prepareWorkflowTask({

@@ -5,10 +5,15 @@ import { describeFileError } from './describe-file-error.js';
 /** How much of a file's start is searched for a NUL byte to tell binary from text. */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
 
+/** How much of the file the sniffing read takes: enough that a small file is read whole by it. */
+export const HEAD_BYTES = 64 * 1024;
+
 export interface OpenTextFile {
   readonly handle: FileHandle;
   readonly size: number;
   readonly mode: number;
+  /** The file's first bytes (up to HEAD_BYTES), already read: callers continue after them. */
+  readonly head: Buffer;
 }
 
 /**
@@ -33,12 +38,14 @@ export async function openTextFile(options: { absolute: string; display: string 
     if (!stats.isFile()) {
       throw new Error(`${display} is not a regular file (it is a device, pipe or socket); only text files can be read`);
     }
-    const sniff = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, stats.size));
-    const { bytesRead } = await handle.read(sniff, 0, sniff.length, 0);
-    if (sniff.subarray(0, bytesRead).includes(0)) {
+    // One read serves both the binary check and, for most files, the whole content.
+    const buffer = Buffer.allocUnsafe(Math.min(HEAD_BYTES, stats.size));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const head = buffer.subarray(0, bytesRead);
+    if (head.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
       throw new Error(`${display} is a binary file (it contains NUL bytes); only UTF-8 text files can be read or edited`);
     }
-    return { handle, size: stats.size, mode: stats.mode };
+    return { handle, size: stats.size, mode: stats.mode, head };
   } catch (error) {
     await handle.close();
     throw describeFileError(error, display);

@@ -67,6 +67,8 @@ export function createReadFileTool(options: { home: string }): WorkerAgentTool<R
       try {
         page = await readLineWindow({
           handle: file.handle,
+          head: file.head,
+          size: file.size,
           offset: params.offset ?? 1,
           limit: params.limit,
           maxOutputBytes: READ_FILE_MAX_OUTPUT_BYTES,

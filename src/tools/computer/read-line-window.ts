@@ -27,6 +27,10 @@ export interface LineWindow {
  */
 export async function readLineWindow(options: {
   handle: FileHandle;
+  /** Bytes already read from the start of the file; reading continues after them. */
+  head?: Buffer;
+  /** The file's size when opened: reading stops there (no extra read to find the end). */
+  size?: number;
   offset: number;
   limit: number;
   maxOutputBytes: number;
@@ -34,7 +38,7 @@ export async function readLineWindow(options: {
 }): Promise<LineWindow> {
   const { handle, offset, limit, maxOutputBytes, signal } = options;
   const decoder = new TextDecoder('utf-8');
-  const buffer = Buffer.alloc(CHUNK_BYTES);
+  let buffer: Buffer | undefined;
   const lines: string[] = [];
   let outputBytes = 0;
   let cutLines = 0;
@@ -89,11 +93,21 @@ export async function readLineWindow(options: {
     }
   };
 
+  let pending = options.head;
   for (;;) {
     signal.throwIfAborted();
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
+    let chunk: Buffer;
+    if (pending !== undefined) {
+      chunk = pending;
+      pending = undefined;
+    } else {
+      if (options.size !== undefined && position >= options.size) break;
+      buffer ??= Buffer.alloc(CHUNK_BYTES);
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
+      chunk = buffer.subarray(0, bytesRead);
+    }
+    const bytesRead = chunk.length;
     if (bytesRead === 0) break;
-    const chunk = buffer.subarray(0, bytesRead);
     position += bytesRead;
     lastByte = chunk[bytesRead - 1];
     for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) newlines += 1;
