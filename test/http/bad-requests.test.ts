@@ -1,5 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import path from 'node:path';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 
@@ -14,9 +15,10 @@ function turnCount(runtime: TestRuntime): number {
   }
 }
 
+/** Posts a raw body through supertest (against the listening server), as a client would send it. */
 async function post(runtime: TestRuntime, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const response = await fetch(`${runtime.baseUrl}/turns`, { method: 'POST', headers: { accept: 'application/json', ...headers }, body });
-  return { status: response.status, body: await readJson(response) };
+  const response = await request(runtime.app.server).post('/turns').set({ accept: 'application/json', ...headers }).send(body);
+  return { status: response.status, body: JSON.parse(response.text) };
 }
 
 describe('bad requests to POST /turns', () => {

@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+
+# Build: install every dependency, compile TypeScript, then keep production dependencies only.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 ships prebuilt binaries; the toolchain is the fallback when none matches.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY routes ./routes
+RUN npm run build && npm prune --omit=dev
+
+# Run: Node 24 LTS, the compiled service, production dependencies, as the unprivileged `node` user.
+FROM node:24-bookworm-slim
+# bubblewrap is run_command's sandbox; without it (or without user namespaces in the
+# container) the service starts anyway, logs why, and offers no run_command.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    DATA_DIR=/data
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Node runs as PID 1 and handles SIGTERM itself (close-with-grace): it stops taking turns,
+# lets running ones finish within SHUTDOWN_GRACE_MS, cancels the rest, and exits.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/src/server.js"]
