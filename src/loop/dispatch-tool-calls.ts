@@ -24,13 +24,16 @@ const NOT_STARTED = 'Not run: the turn was cancelled before this call started.';
 export async function dispatchToolCalls(options: {
   readonly calls: readonly ModelFunctionCall[];
   readonly toolMap: ReadonlyMap<string, WorkerAgentTool>;
+  /** Assembled tools not callable yet, for a helpful answer when the model calls one. */
+  readonly deferred?: ReadonlyMap<string, WorkerAgentTool>;
   readonly parallelLimit: number;
   readonly runtime: ToolCallRuntime;
 }): Promise<DispatchResult> {
   const { calls, toolMap, parallelLimit, runtime } = options;
   const outcomes = new Array<CallOutcome | undefined>(calls.length);
   let terminatedBy: DispatchResult['terminatedBy'];
-  const prepare = (position: number) => prepareToolCall({ call: calls[position] as ModelFunctionCall, toolMap });
+  const prepare = (position: number) =>
+    prepareToolCall({ call: calls[position] as ModelFunctionCall, toolMap, ...(options.deferred === undefined ? {} : { deferred: options.deferred }) });
   let index = 0;
   let lookahead: PreparedCall | undefined;
 

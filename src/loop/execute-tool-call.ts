@@ -35,7 +35,9 @@ const MAX_LABEL_LENGTH = 200;
  */
 export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallRuntime): Promise<CallOutcome> {
   const { call } = prepared;
-  const namespace = call.namespace === undefined ? {} : { namespace: call.namespace };
+  // A call by a flat provider name (emulated Tool Search) still reports the tool's namespace.
+  const namespaceOf = prepared.kind === 'ready' ? (prepared.tool.namespace ?? call.namespace) : call.namespace;
+  const namespace = namespaceOf === undefined ? {} : { namespace: namespaceOf };
   if (prepared.kind === 'rejected') {
     return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: undefined });
   }

@@ -29,26 +29,34 @@ const MAX_LISTED_TOOLS = 40;
 export function prepareToolCall(options: {
   readonly call: ModelFunctionCall;
   readonly toolMap: ReadonlyMap<string, WorkerAgentTool>;
+  /** Tools assembled but not callable yet (deferred, not loaded by Tool Search), by identity. */
+  readonly deferred?: ReadonlyMap<string, WorkerAgentTool>;
 }): PreparedCall {
   const { call, toolMap } = options;
   const identity = toolIdentity(call.name, call.namespace);
   const tool = toolMap.get(identity);
   if (tool === undefined) {
-    const names = [...toolMap.keys()];
-    const listed = names.slice(0, MAX_LISTED_TOOLS).join(', ');
-    const available = names.length === 0 ? 'This turn has no tools.' : `Available tools: ${listed}${names.length > MAX_LISTED_TOOLS ? ', …' : ''}.`;
-    return {
-      kind: 'rejected',
-      call,
-      identity,
-      code: 'unknown_tool',
-      message: `there is no tool named "${identity.slice(0, 100)}" in this turn. ${available}`,
-      repair: undefined,
-    };
+    return { kind: 'rejected', call, identity, code: 'unknown_tool', message: unknownToolMessage(identity, toolMap, options.deferred), repair: undefined };
   }
   const validated = validateToolArguments({ tool, rawArguments: call.arguments });
   if (!validated.ok) {
     return { kind: 'rejected', call, identity, code: 'invalid_arguments', message: validated.message, repair: validated.repair };
   }
   return { kind: 'ready', call, identity, tool, params: validated.params, repair: validated.repair };
+}
+
+function unknownToolMessage(
+  identity: string,
+  toolMap: ReadonlyMap<string, WorkerAgentTool>,
+  deferred: ReadonlyMap<string, WorkerAgentTool> | undefined,
+): string {
+  const shown = identity.slice(0, 100);
+  if (deferred?.has(identity) === true) {
+    return `"${shown}" is not loaded yet: call tool_search with paths ["${shown}"] first, then call it`;
+  }
+  // A tool can be reachable under two names (its identity and a flat provider name): list each tool once.
+  const names = [...new Set(toolMap.values())].map((tool) => toolIdentity(tool.name, tool.namespace));
+  const listed = names.slice(0, MAX_LISTED_TOOLS).join(', ');
+  const available = names.length === 0 ? 'This turn has no tools.' : `Available tools: ${listed}${names.length > MAX_LISTED_TOOLS ? ', …' : ''}.`;
+  return `there is no tool named "${shown}" in this turn. ${available}`;
 }

@@ -7,6 +7,7 @@ import type { CompletionPolicy } from './completion-policy.js';
 import { dispatchToolCalls } from './dispatch-tool-calls.js';
 import { FailureMemory } from './failure-memory.js';
 import type { ProviderToolList, ToolCatalog } from './tool-catalog.js';
+import { toolIdentity } from './tool-map.js';
 
 export interface TurnLoopOptions {
   readonly model: ModelClient;
@@ -51,6 +52,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
   const { model, signal, emit, completion } = options;
   const { catalog } = options;
   let shownVersion = catalog.providerTools().version;
+  const assembled = new Map(catalog.assembled.map((tool) => [toolIdentity(tool.name, tool.namespace), tool]));
   const conversation: ConversationItem[] = [...options.input];
   const failures = new FailureMemory();
   const progress = options.progress ?? { iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } };
@@ -124,6 +126,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       const dispatched = await dispatchToolCalls({
         calls: response.calls,
         toolMap: catalog.callable(),
+        deferred: assembled,
         parallelLimit: options.parallelLimit,
         runtime: {
           iteration: iterations,

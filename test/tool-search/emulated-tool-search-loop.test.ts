@@ -66,6 +66,8 @@ describe('emulated Tool Search in a turn (scripted model, real loop)', () => {
       ['flat', 'unknown_tool'],
       ['namespaced', 'unknown_tool'],
     ]);
+    // Called by its identity, the model is told how to load it.
+    expect(failed[1]?.type === 'tool.failed' && failed[1].output).toContain('call tool_search with paths ["calendar.create_event"] first');
     expect(calls).toEqual([]);
     expect(changes).toEqual([]);
   });
