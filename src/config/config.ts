@@ -60,6 +60,8 @@ export const environmentSchema = z.object({
   COMMAND_TIMEOUT_MS: integer(100, 3_600_000).default(60_000),
   COMMAND_MAX_TIMEOUT_MS: integer(100, 3_600_000).default(600_000),
   COMMAND_OUTPUT_LIMIT_BYTES: integer(1_024, 16 * 1024 * 1024).default(64 * 1024),
+  /** Host folders every command sees read-only at the same path, e.g. where stdio MCP servers that skills use are installed. */
+  SANDBOX_READ_ONLY_PATHS: commaList.pipe(z.array(z.string().startsWith('/', 'each entry must be an absolute path'))).default([]),
 
   /** Host names (or host:port) web_fetch may reach even on private addresses, e.g. an intranet wiki. */
   WEB_FETCH_ALLOW_HOSTS: commaList
@@ -122,6 +124,8 @@ export interface Config {
     readonly defaultTimeoutMs: number;
     readonly maxTimeoutMs: number;
     readonly outputLimitBytes: number;
+    /** Host folders bound read-only, at the same path, into every bubblewrap sandbox. */
+    readonly readOnlyPaths: readonly string[];
   };
   readonly web: {
     readonly allowHosts: readonly string[];
@@ -167,13 +171,20 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     problems.push('COMMAND_MAX_TIMEOUT_MS: must be at least COMMAND_TIMEOUT_MS');
   }
   const search = searchSettings(env, problems);
+  const dataDir = path.resolve(env.DATA_DIR);
+  const readOnlyPaths = env.SANDBOX_READ_ONLY_PATHS.map((entry) => path.resolve(entry));
+  for (const entry of readOnlyPaths) {
+    // The data folder holds every agent's home and the turn store: no agent may read it.
+    const overlaps = dataDir === entry || dataDir.startsWith(`${entry === '/' ? '' : entry}/`) || entry.startsWith(`${dataDir}/`);
+    if (overlaps) problems.push(`SANDBOX_READ_ONLY_PATHS: ${entry} overlaps DATA_DIR (${dataDir}), which holds every agent's home and the turn store`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
     host: env.HOST,
     port: env.PORT,
     logLevel: env.LOG_LEVEL,
-    dataDir: path.resolve(env.DATA_DIR),
+    dataDir,
     databaseUrl: env.DATABASE_URL,
     instanceId: env.INSTANCE_ID,
     model: {
@@ -206,6 +217,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       defaultTimeoutMs: env.COMMAND_TIMEOUT_MS,
       maxTimeoutMs: env.COMMAND_MAX_TIMEOUT_MS,
       outputLimitBytes: env.COMMAND_OUTPUT_LIMIT_BYTES,
+      readOnlyPaths,
     },
     web: {
       allowHosts: env.WEB_FETCH_ALLOW_HOSTS.map((host) => host.toLowerCase()),

@@ -1,5 +1,6 @@
 import { lstat, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 
 /** Where the agent home appears inside the sandbox; also the command's HOME and start folder. */
 export const SANDBOX_HOME = '/home/agent';
@@ -13,6 +14,8 @@ export const PASSWD_FD = 4;
 export const GROUP_FD = 5;
 /** The arguments themselves go through fd 3 (`--args 3`), so the sandbox's /proc/1/cmdline shows no host paths. */
 export const ARGUMENTS_FD = 3;
+/** The scripts of added commands follow, from fd 6 on, in the order of `SandboxAdditions.commands`. */
+export const FIRST_COMMAND_FD = 6;
 
 export const SANDBOX_PASSWD = [
   'root:x:0:0:root:/root:/usr/sbin/nologin',
@@ -117,6 +120,8 @@ export interface BwrapArgumentsOptions {
   readonly tmpSizeBytes: number;
   /** The variables the command gets; nothing else of the service's environment crosses. */
   readonly env: Readonly<Record<string, string>>;
+  /** Host paths bound read-only and command scripts put into SANDBOX_BIN (checked by `checkSandboxAdditions`). */
+  readonly additions?: SandboxAdditions;
 }
 
 /**
@@ -131,7 +136,8 @@ export interface BwrapArgumentsOptions {
  * - An empty root made read-only at the end; /usr and the library folders bound read-only,
  *   a chosen part of /etc read-only, the home bound read-write at /home/agent, a
  *   size-limited tmpfs at /tmp and /dev/shm (tmpfs is memory), a fresh /proc and a minimal
- *   /dev (null, zero, random, tty …) that is read-only apart from those nodes.
+ *   /dev (null, zero, random, tty …) that is read-only apart from those nodes; then the
+ *   service's additions (read-only binds, commands in /opt/turn-runtime/bin).
  * - `--new-session`: no controlling terminal, so no TIOCSTI keystroke injection.
  * - `--clearenv` and an explicit environment.
  * - bwrap drops every capability of the command, so uid 0 outside does not mean root powers.
@@ -186,6 +192,13 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     '--dev',
     '/dev',
     ...sized('/dev/shm'),
+  );
+  // After the tmpfs and before the root turns read-only, so bwrap can still make mount points.
+  for (const bind of options.additions?.readOnlyBinds ?? []) args.push('--ro-bind', bind.source, bind.target);
+  (options.additions?.commands ?? []).forEach((command, index) => {
+    args.push('--perms', '0555', '--ro-bind-data', String(FIRST_COMMAND_FD + index), path.posix.join(SANDBOX_BIN, command.name));
+  });
+  args.push(
     '--remount-ro',
     '/dev',
     '--remount-ro',

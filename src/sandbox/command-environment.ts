@@ -7,9 +7,11 @@ export const COMMAND_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 export function commandEnvironment(options: {
   home: string;
   extra: Readonly<Record<string, string>> | undefined;
+  /** A folder searched after the standard ones (the sandbox's added commands). */
+  extraPathFolder?: string | undefined;
 }): Record<string, string> {
   const fixed: Record<string, string> = {
-    PATH: COMMAND_PATH,
+    PATH: options.extraPathFolder === undefined ? COMMAND_PATH : `${COMMAND_PATH}:${options.extraPathFolder}`,
     HOME: options.home,
     LANG: 'C.UTF-8',
     TERM: 'dumb',

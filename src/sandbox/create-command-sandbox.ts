@@ -7,6 +7,7 @@ import { commandEnvironment, commandPreamble } from './command-environment.js';
 import { CommandSandboxError, type CommandRunRequest, type CommandSandbox, type SandboxLimits } from './command-sandbox.js';
 import { createCommandCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
 import { runCommandProcess } from './run-command-process.js';
+import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 
 interface SandboxBaseOptions {
   readonly allowNetwork: boolean;
@@ -22,7 +23,10 @@ interface SandboxBaseOptions {
 const JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"';
 
 /** Runs each command in a fresh bubblewrap sandbox (see `buildBwrapArguments` for what it isolates). */
-export function createBubblewrapSandbox(options: SandboxBaseOptions & { readonly bwrapPath: string; readonly layout: BwrapLayout }): CommandSandbox {
+export function createBubblewrapSandbox(
+  options: SandboxBaseOptions & { readonly bwrapPath: string; readonly layout: BwrapLayout; readonly additions?: SandboxAdditions },
+): CommandSandbox {
+  const extraPathFolder = (options.additions?.commands.length ?? 0) > 0 ? SANDBOX_BIN : undefined;
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
     const bwrapArguments = buildBwrapArguments({
@@ -31,7 +35,8 @@ export function createBubblewrapSandbox(options: SandboxBaseOptions & { readonly
       cwd: checked.cwd,
       allowNetwork: options.allowNetwork,
       tmpSizeBytes: options.limits.tmpSizeBytes,
-      env: commandEnvironment({ home: SANDBOX_HOME, extra: request.env }),
+      env: commandEnvironment({ home: SANDBOX_HOME, extra: request.env, extraPathFolder }),
+      ...(options.additions === undefined ? {} : { additions: options.additions }),
     });
     const command = ['/bin/sh', '-c', commandPreamble(options.limits), 'sh', request.command];
     // bwrap takes options from --args but the command only from its own argv.
@@ -42,7 +47,8 @@ export function createBubblewrapSandbox(options: SandboxBaseOptions & { readonly
       // bwrap needs no environment, and an empty one cannot leak into the sandbox by mistake.
       env: {},
       cwd: '/',
-      inputs: [`${bwrapArguments.join('\0')}\0`, SANDBOX_PASSWD, SANDBOX_GROUP],
+      // fds 3, 4, 5, then the added commands' scripts from FIRST_COMMAND_FD (6) on.
+      inputs: [`${bwrapArguments.join('\0')}\0`, SANDBOX_PASSWD, SANDBOX_GROUP, ...(options.additions?.commands ?? []).map((command) => command.script)],
       timeoutMs: request.timeoutMs,
       signal: request.signal,
       outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,

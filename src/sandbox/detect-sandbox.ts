@@ -10,9 +10,11 @@ import { COMMAND_PATH } from './command-environment.js';
 import { defaultSandboxLimits, type CommandSandbox, type SandboxLimits } from './command-sandbox.js';
 import { createBubblewrapSandbox, createHostCommandRunner } from './create-command-sandbox.js';
 import { probePidsCgroup, type PidsCgroupProbe } from './pids-cgroup.js';
+import { checkSandboxAdditions, NO_SANDBOX_ADDITIONS, type SandboxAdditions } from './sandbox-additions.js';
 
 export type { CommandRunRequest, CommandRunResult, CommandSandbox, CommandStatus, SandboxLimits } from './command-sandbox.js';
 export { CommandSandboxError, defaultSandboxLimits } from './command-sandbox.js';
+export type { SandboxAdditions } from './sandbox-additions.js';
 
 export interface DetectCommandSandboxOptions {
   /** `bwrap` (looked up in the standard system folders) or a path to it. */
@@ -25,6 +27,11 @@ export interface DetectCommandSandboxOptions {
   readonly outputLimitBytes?: number;
   readonly limits?: Partial<SandboxLimits>;
   readonly clock?: Clock;
+  /**
+   * Read-only binds and commands added to every bubblewrap sandbox (e.g. the mcporter CLI,
+   * SANDBOX_READ_ONLY_PATHS). Unsafe host commands see the whole machine and need none.
+   */
+  readonly additions?: SandboxAdditions;
 }
 
 const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024;
@@ -80,6 +87,7 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
     bwrapPath,
     layout: await inspectBwrapLayout(features),
     cgroupParent: cgroupProbe.usable ? cgroupProbe.parent : undefined,
+    additions: await checkSandboxAdditions({ additions: options.additions ?? NO_SANDBOX_ADDITIONS, logger }),
   });
   const failure = await tryTrialCommand(sandbox);
   if (failure !== undefined) {

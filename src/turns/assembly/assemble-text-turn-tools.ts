@@ -4,6 +4,8 @@ import { createFileTools } from '../../tools/computer/create-file-tools.js';
 import { createRunCommandTool } from '../../tools/computer/run-command.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
+import { createUseSkillTool } from '../../tools/skills/create-use-skill-tool.js';
+import { resolveRequestedSkills } from '../../tools/skills/resolve-requested-skills.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
 import type { TurnRequest } from '../turn-request.js';
 import type { ToolServices, UnavailableSource } from './tool-services.js';
@@ -38,6 +40,8 @@ export async function assembleTextTurnTools(options: {
   const sources = agent.tools ?? {};
   const tools: WorkerAgentTool[] = [];
   const unavailable: UnavailableSource[] = [];
+  // Checked first: an unknown skill is a 400 before any MCP server is contacted.
+  const skills = resolveRequestedSkills({ names: sources.skills ?? [], catalog: services.skills.catalog });
 
   if (sources.todo === true) tools.push(createTodoTool({ agentId: agent.id, store: services.todoStore }));
   if (sources.computer === true) {
@@ -57,6 +61,10 @@ export async function assembleTextTurnTools(options: {
     const mcp = await collectMcpTools({ names: sources.mcp, registry: services.mcp, signal: options.signal, logger: options.logger });
     tools.push(...mcp.tools);
     unavailable.push(...mcp.unavailable);
+  }
+  if (skills.length > 0) {
+    const computer = sources.computer === true ? { sandbox: services.sandbox, mcporterCommand: services.skills.mcporterCommand } : undefined;
+    tools.push(createUseSkillTool({ skills, home, computer }));
   }
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });

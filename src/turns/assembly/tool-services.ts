@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import type { McpRegistry } from '../../tools/mcp/mcp-registry.js';
+import type { SkillCatalog } from '../../tools/skills/skill-catalog.js';
 import type { RunCommandSettings } from '../../tools/computer/run-command.js';
 import type { TodoStore } from '../../tools/todo/todo-store.js';
 import type { WebFetchCache } from '../../tools/web/fetch/web-fetch-cache.js';
@@ -29,6 +30,12 @@ export interface ToolServices {
   readonly searchProvider: SearchProvider | undefined;
   /** The configured MCP servers (possibly none); agents opt into them by name. */
   readonly mcp: McpRegistry;
+  readonly skills: {
+    /** The skills of SKILLS_DIR (possibly none), loaded at start-up; agents enable them by name. */
+    readonly catalog: SkillCatalog;
+    /** How run_command starts mcporter (`mcporter` in the bubblewrap sandbox); undefined without a sandbox or mcporter. */
+    readonly mcporterCommand: string | undefined;
+  };
 }
 
 /** A source the agent asked for that this server cannot serve: it contributes no tool. */
