@@ -19,7 +19,10 @@ export function commandEnvironment(options: {
     USER: 'agent',
     LOGNAME: 'agent',
   };
-  const env: Record<string, string> = {};
+  // Node's WebAssembly reserves far more address space than the per-process limit allows
+  // (undici's HTTP parser is WebAssembly, so even `fetch` dies with "Out of memory"). Without
+  // the trap handler it stays inside the limit. A default: a command may set its own.
+  const env: Record<string, string> = { NODE_OPTIONS: '--disable-wasm-trap-handler' };
   for (const [name, value] of Object.entries(options.extra ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) throw new CommandSandboxError(`"${name}" is not a valid environment variable name`);
     if (UNSAFE_NAMES.test(name)) throw new CommandSandboxError(`the environment variable ${name} may not be set for a command`);
