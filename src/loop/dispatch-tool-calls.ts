@@ -3,7 +3,7 @@ import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
 import { executeToolCall, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
 import { prepareToolCall, type PreparedCall } from './prepare-tool-call.js';
-import { runWithLimit } from './run-with-limit.js';
+import { runWithLimit } from '../concurrency/run-with-limit.js';
 
 export interface DispatchResult {
   /** One output per call, in the model's call order. */

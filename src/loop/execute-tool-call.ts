@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { formatDuration } from '../format/format-duration.js';
 import type { JsonObject } from '../json.js';
 import type { FunctionCallOutputItem } from '../models/model-client.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
@@ -73,7 +74,7 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   else runtime.signal.addEventListener('abort', onTurnAbort, { once: true });
   const timer = setTimeout(() => {
     stoppedBy ??= 'timeout';
-    controller.abort(new Error(`timed out after ${formatSeconds(timeoutMs)}`));
+    controller.abort(new Error(`timed out after ${formatDuration(timeoutMs)}`));
   }, timeoutMs);
   timer.unref();
 
@@ -108,14 +109,14 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     if (stoppedBy === 'timeout') {
       return fail(runtime, prepared, {
         code: 'timeout',
-        message: `${tool.name} timed out after ${formatSeconds(timeoutMs)} and was stopped; try a smaller request or a different approach`,
+        message: `${tool.name} timed out after ${formatDuration(timeoutMs)} and was stopped; try a smaller request or a different approach`,
         durationMs,
         label,
       });
     }
     return fail(runtime, prepared, {
       code: 'aborted',
-      message: `aborted after ${formatSeconds(durationMs)}: the turn was cancelled`,
+      message: `aborted after ${formatDuration(durationMs)}: the turn was cancelled`,
       durationMs,
       label,
     });
@@ -181,14 +182,4 @@ function safeLabel(describe: () => string, fallback: string): string {
   } catch {
     return fallback;
   }
-}
-
-/** "1.2 s" under a minute, "3 min 5 s" above: the way a person reads a duration. */
-export function formatSeconds(milliseconds: number): string {
-  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1).replace(/\.0$/, '')} s`;
-  // Round once, so 1 min 59.7 s carries into "2 min" rather than reading "1 min 60 s".
-  const totalSeconds = Math.round(milliseconds / 1000);
-  const minutes = Math.floor(totalSeconds / 60);
-  const seconds = totalSeconds % 60;
-  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { STARTED_MARKER } from './command-environment.js';
 import { CommandSandboxError, type CommandRunResult, type CommandStatus } from './command-sandbox.js';
-import { formatDuration } from './format-duration.js';
+import { formatDuration } from '../format/format-duration.js';
 import { findInheritableFds } from './inherited-fds.js';
 import { createOutputCollector } from './output-collector.js';
 import type { CommandCgroup } from './pids-cgroup.js';

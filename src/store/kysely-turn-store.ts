@@ -131,7 +131,7 @@ export class KyselyTurnStore implements TurnStore {
         const event: TurnEvent = {
           type: 'turn.failed',
           turnId: orphan.id,
-          seq: Number(orphan.last_seq ?? 0) + 1,
+          seq: (orphan.last_seq ?? 0) + 1,
           at: options.now,
           error,
           iterations: orphan.iterations,

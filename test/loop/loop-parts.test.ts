@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { formatSeconds } from '../../src/loop/execute-tool-call.js';
 import { FailureMemory } from '../../src/loop/failure-memory.js';
-import { runWithLimit } from '../../src/loop/run-with-limit.js';
+import { runWithLimit } from '../../src/concurrency/run-with-limit.js';
 
 describe('runWithLimit', () => {
   it('keeps input order in the results whatever order the tasks finish in', async () => {
@@ -69,17 +68,3 @@ describe('FailureMemory', () => {
   });
 });
 
-describe('formatSeconds', () => {
-  it('reads the way a person says a duration', () => {
-    expect(formatSeconds(0)).toBe('0 s');
-    expect(formatSeconds(1_250)).toBe('1.3 s');
-    expect(formatSeconds(30_000)).toBe('30 s');
-    expect(formatSeconds(60_000)).toBe('1 min');
-    expect(formatSeconds(185_000)).toBe('3 min 5 s');
-  });
-
-  it('carries rounded-up seconds into the minutes instead of writing "60 s"', () => {
-    expect(formatSeconds(119_700)).toBe('2 min');
-    expect(formatSeconds(179_600)).toBe('3 min');
-  });
-});

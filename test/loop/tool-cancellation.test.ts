@@ -37,9 +37,9 @@ describe('per-tool timeout', () => {
     expect(failed).toHaveLength(1);
     expect(failed[0]?.error).toEqual({
       code: 'timeout',
-      message: expect.stringMatching(/^stubborn timed out after [\d.]+ s and was stopped; try a smaller request or a different approach$/) as unknown,
+      message: expect.stringMatching(/^stubborn timed out after [\d.]+ m?s and was stopped; try a smaller request or a different approach$/) as unknown,
     });
-    expect(outputOf(requests[1], 'call_1_1')).toMatch(/^Error: stubborn timed out after [\d.]+ s and was stopped/);
+    expect(outputOf(requests[1], 'call_1_1')).toMatch(/^Error: stubborn timed out after [\d.]+ m?s and was stopped/);
     expect(eventsOf(events, 'tool.completed')).toHaveLength(0);
   });
 
@@ -59,7 +59,7 @@ describe('per-tool timeout', () => {
     const { events } = await runLoop({ tools: [waiting], toolTimeoutMs: 40, script: [{ calls: [{ name: 'waiting', arguments: { id: 'x' } }] }] });
     expect(eventsOf(events, 'tool.failed')[0]?.error.code).toBe('timeout');
     expect(reason).toBeInstanceOf(Error);
-    expect((reason as Error).message).toMatch(/^timed out after [\d.]+ s$/);
+    expect((reason as Error).message).toMatch(/^timed out after [\d.]+ m?s$/);
   });
 
   it('lets the other calls of a parallel group finish when one times out', async () => {
@@ -99,7 +99,7 @@ describe('cancelling the turn', () => {
     expect(requests).toHaveLength(1);
     const failed = eventsOf(events, 'tool.failed');
     expect(failed.map((event) => event.error.code)).toEqual(['aborted']);
-    expect(failed[0]?.output).toMatch(/^aborted after [\d.]+ s: the turn was cancelled$/);
+    expect(failed[0]?.output).toMatch(/^aborted after [\d.]+ m?s: the turn was cancelled$/);
     expect(failed[0]?.error.message).toBe(failed[0]?.output);
   });
 
@@ -142,7 +142,7 @@ describe('cancelling the turn', () => {
     expect(timeline.entries).toEqual([]);
     expect(eventsOf(events, 'tool.failed').map((event) => [event.callId, event.error.code, event.output])).toEqual([
       // The turn was cancelled while this call ran, so it is recorded as aborted too.
-      ['call_1_1', 'aborted', expect.stringMatching(/^aborted after [\d.]+ s: the turn was cancelled$/) as unknown],
+      ['call_1_1', 'aborted', expect.stringMatching(/^aborted after [\d.]+ m?s: the turn was cancelled$/) as unknown],
       ['call_1_2', 'aborted', 'Not run: the turn was cancelled before this call started.'],
       ['call_1_3', 'aborted', 'Not run: the turn was cancelled before this call started.'],
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOutputCollector } from '../../src/sandbox/output-collector.js';
-import { formatDuration } from '../../src/sandbox/format-duration.js';
+import { formatDuration } from '../../src/format/format-duration.js';
 
 function collect(limitBytes: number, chunks: readonly (string | Buffer)[]) {
   const collector = createOutputCollector({ limitBytes });

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import type { AgentToolResult } from '../tool-result.js';
 import { describeFileError } from './describe-file-error.js';
-import { formatBytes, formatCount } from './format-size.js';
+import { formatBytes, formatCount } from '../../format/format-bytes.js';
 import { resolveHomePath } from './home-path.js';
 
 /** The most entries one call lists. */

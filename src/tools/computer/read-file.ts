@@ -3,7 +3,7 @@ import type { JsonObject } from '../../json.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import type { AgentToolResult } from '../tool-result.js';
 import { describeFileError } from './describe-file-error.js';
-import { formatBytes } from './format-size.js';
+import { formatBytes } from '../../format/format-bytes.js';
 import { resolveHomePath } from './home-path.js';
 import { numberLine } from './numbered-line.js';
 import { openTextFile } from './open-text-file.js';

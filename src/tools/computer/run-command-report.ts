@@ -1,8 +1,8 @@
 import { constants } from 'node:os';
 import type { CommandRunResult, CommandSandbox } from '../../sandbox/command-sandbox.js';
-import { formatDuration } from '../../sandbox/format-duration.js';
+import { formatDuration } from '../../format/format-duration.js';
 import type { JsonObject } from '../../json.js';
-import { formatBytes } from './format-size.js';
+import { formatBytes } from '../../format/format-bytes.js';
 
 const LABEL_CHARS = 60;
 

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../computer/format-size.js';
+import { formatBytes, formatCount } from '../../format/format-bytes.js';
 import type { McporterSetup } from './write-mcporter-config.js';
 import type { SkillFile } from './skill-catalog.js';
 

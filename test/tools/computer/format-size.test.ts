@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatCount } from '../../../src/tools/computer/format-size.js';
+import { formatBytes, formatCount } from '../../../src/format/format-bytes.js';
 
 describe('formatBytes', () => {
   it.each([

@@ -120,7 +120,7 @@ describe.each(providers)('$label transport', ({ label, create }) => {
     });
     const error = await failure(create({ baseUrl: server.baseUrl }).search({ query: 'x', limit: 3, signal: new AbortController().signal }));
     expect(error.reason).toBe('bad_response');
-    expect(error.message).toBe(`${label} search failed: the answer was larger than 2 MiB and was not read; try again later`);
+    expect(error.message).toBe(`${label} search failed: the answer was larger than 2 MB and was not read; try again later`);
   });
 
   it('refuses a body whose Content-Length is over the limit before reading it', async () => {
@@ -130,7 +130,7 @@ describe.each(providers)('$label transport', ({ label, create }) => {
       response.end(body);
     });
     const error = await failure(create({ baseUrl: server.baseUrl, maxResponseBytes: 1024 }).search({ query: 'x', limit: 3, signal: new AbortController().signal }));
-    expect(error.message).toBe(`${label} search failed: the answer was larger than 1024 bytes and was not read; try again later`);
+    expect(error.message).toBe(`${label} search failed: the answer was larger than 1 KB and was not read; try again later`);
   });
 
   it('says the service could not be reached when nothing listens', async () => {

@@ -5,7 +5,7 @@ import type { HostLookup } from '../../../net/guarded-lookup.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../define-worker-tool.js';
 import { allocateBudgets } from './allocate-budgets.js';
 import { fetchPage, type FetchOutcome } from './fetch-page.js';
-import { mapWithConcurrency } from './map-with-concurrency.js';
+import { runWithLimit } from '../../../concurrency/run-with-limit.js';
 import { presentOutcome } from './present-outcome.js';
 import type { WebFetchCache } from './web-fetch-cache.js';
 import { describeCompletedWebFetch, describeWebFetch } from './web-fetch-labels.js';
@@ -65,10 +65,10 @@ export function createWebFetchTool(options: CreateWebFetchToolOptions): WorkerAg
       const { urls } = params;
       // The same URL twice in one call is fetched once.
       const inFlight = new Map<string, Promise<FetchOutcome>>();
-      const outcomes = await mapWithConcurrency({
+      const outcomes = await runWithLimit({
         items: urls,
         limit: FETCH_CONCURRENCY,
-        run: (url) => {
+        task: (url) => {
           const pending =
             inFlight.get(url) ??
             fetchPage({ url, settings, cache: options.cache, clock: options.clock, signal: context.signal, logger: context.logger, lookup: options.lookup });

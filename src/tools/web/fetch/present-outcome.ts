@@ -3,7 +3,7 @@ import type { JsonObject } from '../../../json.js';
 import type { FetchOutcome } from './fetch-page.js';
 import type { FetchedPage } from './fetched-page.js';
 import { fitToBudget } from './fit-to-budget.js';
-import { formatByteSize } from './format-byte-size.js';
+import { formatBytes } from '../../../format/format-bytes.js';
 import { saveOverflowText } from './save-overflow-text.js';
 
 export interface PresentedOutcome {
@@ -37,8 +37,8 @@ export async function presentOutcome(options: {
   const header = [heading];
   if (page.title !== undefined) header.push(`Title: ${page.title}`);
   if (page.url !== outcome.url) header.push(`Final URL: ${page.url}`);
-  header.push(`Content: ${page.mediaType}, ${formatByteSize(page.bytes)}${outcome.cached ? `, from the cache (fetched ${formatAge(outcome.ageMs)} ago)` : ''}`);
-  if (page.truncated) header.push(`Note: the response was cut at ${formatByteSize(page.bytes)}, the size limit; the text below is incomplete.`);
+  header.push(`Content: ${page.mediaType}, ${formatBytes(page.bytes)}${outcome.cached ? `, from the cache (fetched ${formatAge(outcome.ageMs)} ago)` : ''}`);
+  if (page.truncated) header.push(`Note: the response was cut at ${formatBytes(page.bytes)}, the size limit; the text below is incomplete.`);
 
   const fitted = fitToBudget(page.text, options.budget);
   const details: JsonObject = {

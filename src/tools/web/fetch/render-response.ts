@@ -1,7 +1,7 @@
 import type { GuardedResponse } from '../../../net/guarded-get.js';
 import { decodeText } from './decode-text.js';
 import type { FetchedPage } from './fetched-page.js';
-import { formatByteSize } from './format-byte-size.js';
+import { formatBytes } from '../../../format/format-bytes.js';
 import { formatJson } from './format-json.js';
 import { htmlToMarkdown } from './html-to-markdown.js';
 import { parseContentType } from './parse-content-type.js';
@@ -42,7 +42,7 @@ export function renderResponse(options: { readonly requestedUrl: string; readonl
       ...base,
       kind,
       title: undefined,
-      text: `This is ${base.mediaType} content (${formatByteSize(base.bytes)}${response.truncated ? ' read before the size cap' : ''}); web_fetch shows HTML, JSON and text, not this type.`,
+      text: `This is ${base.mediaType} content (${formatBytes(base.bytes)}${response.truncated ? ' read before the size cap' : ''}); web_fetch shows HTML, JSON and text, not this type.`,
     };
   }
   const text = decodeText({ body: response.body, charset: contentType.charset, html: kind === 'html' });

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonValue } from '../../../json.js';
 import type { AgentToolResult } from '../../tool-result.js';
 import { displayUrl } from './display-url.js';
-import { formatByteSize } from './format-byte-size.js';
+import { formatBytes } from '../../../format/format-bytes.js';
 
 /** "Fetching example.com/page" or "Fetching 3 pages". */
 export function describeWebFetch(urls: readonly string[]): string {
@@ -15,7 +15,7 @@ export function describeCompletedWebFetch(urls: readonly string[], result: Agent
   const pages = isJsonObject(result.details) && Array.isArray(result.details['pages']) ? result.details['pages'].filter(isJsonObject) : [];
   const [only] = pages;
   if (urls.length === 1 && only !== undefined && only['ok'] === true) {
-    const size = typeof only['bytes'] === 'number' ? formatByteSize(only['bytes']) : undefined;
+    const size = typeof only['bytes'] === 'number' ? formatBytes(only['bytes']) : undefined;
     const notes = [size, only['cached'] === true ? 'cached' : undefined].filter((note) => note !== undefined);
     return `Fetched ${displayUrl(text(only['url']))}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`;
   }

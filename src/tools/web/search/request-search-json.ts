@@ -5,6 +5,8 @@ import { htmlToText } from './html-to-text.js';
 import { readLimitedText } from './read-limited-text.js';
 import { redactSecrets } from './redact-secrets.js';
 import { SearchProviderError, type SearchFailureReason } from './search-provider-error.js';
+import { formatBytes } from '../../../format/format-bytes.js';
+import { formatDuration } from '../../../format/format-duration.js';
 
 /** The default cap on a provider's answer; real result pages are a few tens of KiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
@@ -79,7 +81,7 @@ export async function requestSearchJson<T>(request: SearchJsonRequest<T>): Promi
     if (signal.aborted) return cancelled();
     if (error instanceof SearchProviderError) return error;
     if (timedOut) {
-      return fail('timeout', `${label} search failed: no complete answer within ${formatSeconds(request.timeoutMs)}; try again, or narrow the query`);
+      return fail('timeout', `${label} search failed: no complete answer within ${formatDuration(request.timeoutMs)}; try again, or narrow the query`);
     }
     return fail('network', `${label} search failed: could not reach the search service${networkCode(error)}; try again in a moment`);
   };
@@ -158,10 +160,3 @@ function networkCode(error: unknown): string {
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : '';
 }
 
-function formatSeconds(milliseconds: number): string {
-  return milliseconds % 1000 === 0 ? `${String(milliseconds / 1000)} s` : `${String(milliseconds)} ms`;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${String(bytes / (1024 * 1024))} MiB` : `${String(bytes)} bytes`;
-}
