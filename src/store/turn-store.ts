@@ -53,16 +53,11 @@ export interface NewTurn {
   readonly providerToolsJson: string;
 }
 
-export interface TurnFinish {
+/** How a turn ended: the record's closing fields. */
+export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
   readonly status: Exclude<TurnStatus, 'running'>;
   readonly finishedAt: string;
-  readonly iterations: number;
-  readonly output: string | null;
-  readonly result?: unknown;
-  readonly error: TurnError | null;
-  readonly outcome: string | null;
-  readonly usage: TurnUsage;
-}
+};
 
 /**
  * Where turns live: the record, every event in order, what the turn was given, and each
