@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFakeResponsesProvider } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, benchStep, freePort, percentile, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, percentile, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
 
 const TURNS = Number(process.env['BENCH_TURNS'] ?? 300);
 const WARMUP = 40;
@@ -64,7 +64,7 @@ export async function runTurnBench(): Promise<void> {
     };
     await plainRun(WARMUP, 4);
 
-    console.log(`\nturns: ${TURNS} per run, each ${3} model calls with 4 parallel read_file calls per round, streamed as SSE`);
+    console.log(`\nturns: ${TURNS} per run, each ${MODEL_CALLS_PER_TURN} model calls with ${READS_PER_ROUND} parallel read_file calls per round, streamed as SSE`);
     console.log('concurrency | service turns/s | service CPU ms/turn | plain loop turns/s | plain CPU ms/turn | CPU ratio');
     for (const concurrency of CONCURRENCIES) {
       const serviceCpu0 = await processCpuMs(service.pid!);
