@@ -66,7 +66,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       const first = tools.providerTools[0]?.json ?? '[]';
       const byIteration = tools.providerTools.map((entry) => `{"iteration":${entry.iteration},"providerTools":${entry.json}}`).join(',');
       // Spliced from the stored text, not re-serialised: the provider tools are served byte for byte as sent.
-      const body = `{"turnId":${JSON.stringify(tools.turnId)},"kind":${JSON.stringify(tools.kind)},"tools":${tools.toolsJson},"providerTools":${first},"providerToolsByIteration":[${byIteration}]}`;
+      const body = `{"turnId":${JSON.stringify(tools.turnId)},"kind":${JSON.stringify(tools.kind)},"tools":${tools.toolsJson},"unavailableSources":${tools.unavailableJson},"providerTools":${first},"providerToolsByIteration":[${byIteration}]}`;
       // The typed payload is the schema's; this one is its exact JSON text, so the cast is sound.
       return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(body as never);
     },

@@ -140,6 +140,9 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     label: completedLabel,
     output: resultText(result.content),
     ...(details === undefined ? {} : { details }),
+    ...(result.completedActorEventIds === undefined || result.completedActorEventIds.length === 0
+      ? {}
+      : { completedActorEventIds: [...result.completedActorEventIds] }),
     durationMs,
     iteration: runtime.iteration,
     repair,

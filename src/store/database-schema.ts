@@ -46,6 +46,8 @@ export interface ToolSetsTable {
 export interface TurnToolsTable {
   turn_id: string;
   tools_hash: string;
+  /** The sources asked for that contributed nothing, as JSON `[{source, reason}]`. */
+  unavailable_json: string;
 }
 
 export interface TurnProviderToolsTable {

@@ -59,7 +59,7 @@ export class KyselyTurnStore implements TurnStore {
         .execute();
       const toolsHash = await saveToolSet(trx, turn.toolsJson);
       const providerHash = await saveToolSet(trx, turn.providerToolsJson);
-      await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash }).execute();
+      await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash, unavailable_json: turn.unavailableJson }).execute();
       await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
     });
   }
@@ -179,7 +179,7 @@ export class KyselyTurnStore implements TurnStore {
     const tools = await this.#db
       .selectFrom('turn_tools')
       .innerJoin('tool_sets', 'tool_sets.hash', 'turn_tools.tools_hash')
-      .select('tool_sets.json as tools_json')
+      .select(['tool_sets.json as tools_json', 'turn_tools.unavailable_json as unavailable_json'])
       .where('turn_tools.turn_id', '=', turnId)
       .executeTakeFirst();
     const providerTools = await this.#db
@@ -193,6 +193,7 @@ export class KyselyTurnStore implements TurnStore {
       turnId,
       kind: turn.kind as TurnKind,
       toolsJson: tools?.tools_json ?? '[]',
+      unavailableJson: tools?.unavailable_json ?? '[]',
       providerTools: providerTools.map((row) => ({ iteration: row.iteration, json: row.tools_json })),
     };
   }

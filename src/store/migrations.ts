@@ -52,6 +52,7 @@ export const migrations: Record<string, Migration> = {
         .createTable('turn_tools')
         .addColumn('turn_id', 'text', (column) => column.primaryKey().references('turns.id').onDelete('cascade'))
         .addColumn('tools_hash', 'text', (column) => column.notNull().references('tool_sets.hash'))
+        .addColumn('unavailable_json', 'text', (column) => column.notNull().defaultTo('[]'))
         .execute();
 
       await db.schema

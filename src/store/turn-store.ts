@@ -28,6 +28,8 @@ export interface TurnToolsRecord {
   readonly kind: TurnKind;
   /** The JSON text of the assembled tool snapshot (an array). */
   readonly toolsJson: string;
+  /** The JSON text of the sources that contributed no tool (`[{source, reason}]`). */
+  readonly unavailableJson: string;
   /** The provider tool lists, as the exact JSON text sent, for each iteration where it changed. */
   readonly providerTools: readonly { readonly iteration: number; readonly json: string }[];
 }
@@ -50,6 +52,7 @@ export interface NewTurn {
   readonly task?: StoredTask;
   readonly owner: string;
   readonly toolsJson: string;
+  readonly unavailableJson: string;
   readonly providerToolsJson: string;
 }
 

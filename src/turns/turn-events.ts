@@ -61,6 +61,7 @@ const toolCompleted = z.object({
   label: z.string(),
   output: z.string().describe('What the model sees.'),
   details: jsonObject.optional(),
+  completedActorEventIds: z.array(z.string()).optional().describe('Actor events the tool completed.'),
   durationMs: z.number(),
   iteration: z.number().int(),
   repair: repairSchema,

@@ -45,6 +45,9 @@ export const turnToolsSchema = z
     turnId: z.string(),
     kind: turnKindSchema,
     tools: z.array(toolSnapshotEntrySchema),
+    unavailableSources: z
+      .array(z.object({ source: z.string(), reason: z.string() }))
+      .describe('Sources the agent asked for that this server could not serve; they contributed no tool.'),
     providerTools: z.array(z.unknown()).describe('The tool definitions of the first Responses request, byte for byte as sent.'),
     providerToolsByIteration: z
       .array(z.object({ iteration: z.number().int(), providerTools: z.array(z.unknown()) }))

@@ -143,6 +143,7 @@ export class TurnService {
       record,
       owner: this.#options.instanceId,
       toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),
+      unavailableJson: JSON.stringify(plan.unavailable),
       providerToolsJson: catalog.providerTools().json,
       ...(plan.task === undefined ? {} : { task: plan.task }),
     });

@@ -136,6 +136,23 @@ describe('POST /turns with the scripted model', () => {
     expect(text).toContain(`"providerTools":${JSON.stringify(body.providerTools)}`);
   });
 
+  it('shows a source the server cannot serve: web_search absent without a provider, and why', async () => {
+    const response = await fetch(`${runtime.baseUrl}/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ agent: { id: 'web-agent', tools: { web: true, schedule: true } }, input: 'x', model: { script: [] } }),
+    });
+    const turn = await readJson(response);
+    expect(turn.events[0].tools).toEqual(['web_fetch']);
+    const tools = await readJson(await fetch(`${runtime.baseUrl}/turns/${turn.id as string}/tools`));
+    expect(tools.tools.map((tool: { name: string }) => tool.name)).toEqual(['web_fetch']);
+    expect(tools.unavailableSources).toEqual([
+      { source: 'web.web_search', reason: 'no web search provider is configured (WEB_SEARCH_PROVIDER)' },
+      { source: 'schedule', reason: 'this server has no schedule backend' },
+    ]);
+    expect(turn.events[0].unavailableSources).toEqual(tools.unavailableSources);
+  });
+
   it('answers 404 turn_not_found for an unknown turn on every turn route', async () => {
     for (const [method, path] of [
       ['GET', '/turns/turn_missing'],

@@ -258,7 +258,7 @@ describe('runTurnLoop: how a turn ends', () => {
       describeCompletedActivity: (params) => `Wrote ${params.id} (3 pages)`,
       execute: (_params, context) => {
         context.present({ type: 'progress', data: { percent: 50 } });
-        return Promise.resolve({ content: 'written', presentation: [{ type: 'file_card', data: { name: 'r.pdf' } }] });
+        return Promise.resolve({ content: 'written', presentation: [{ type: 'file_card', data: { name: 'r.pdf' } }], completedActorEventIds: ['actor-7'] });
       },
     });
     const { events } = await runLoop({ tools: [report], script: [{ calls: [{ name: 'report', arguments: { id: 'q3' } }] }] });
@@ -271,6 +271,7 @@ describe('runTurnLoop: how a turn ends', () => {
     expect(eventsOf(events, 'tool.started')[0]?.label).toBe('Writing q3');
     expect(eventsOf(events, 'tool.completed')[0]?.label).toBe('Wrote q3 (3 pages)');
     expect(eventsOf(events, 'tool.presentation').map((event) => event.event.type)).toEqual(['progress', 'file_card']);
+    expect(eventsOf(events, 'tool.completed')[0]?.completedActorEventIds).toEqual(['actor-7']);
   });
 
   it('falls back to a plain label when describeActivity throws or returns nothing', async () => {

@@ -58,6 +58,7 @@ function newTurn(id: string, overrides: { owner?: string; agentId?: string; crea
     ...(overrides.task === undefined ? {} : { task: overrides.task }),
     owner: overrides.owner ?? 'process-a',
     toolsJson: '[{"name":"read_file","strict":false}]',
+    unavailableJson: '[{"source":"web.web_search","reason":"no provider"}]',
     providerToolsJson: '[{"type":"function","name":"read_file"}]',
   };
 }
@@ -116,6 +117,7 @@ describe.each(dialects)('KyselyTurnStore on $dialect', ({ locate }) => {
       turnId: 't1',
       kind: 'text',
       toolsJson: '[{"name":"read_file","strict":false}]',
+      unavailableJson: '[{"source":"web.web_search","reason":"no provider"}]',
       providerTools: [{ iteration: 1, json: '[{"type":"function","name":"read_file"}]' }],
     });
     expect(await store.getTask('t1')).toBeUndefined();
