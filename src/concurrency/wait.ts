@@ -1,0 +1,32 @@
+/** Resolves when `signal` aborts (at once if it already has). Never rejects. */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    signal.addEventListener(
+      'abort',
+      () => {
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Resolves after `milliseconds`, or earlier when `signal` aborts. Never rejects, and does not
+ * keep the process alive: for polls and grace periods, not for work that must happen.
+ */
+export function pause(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, milliseconds);
+    timer.unref();
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,83 @@
+import type OpenAI from 'openai';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { JsonObject } from '../json.js';
+import { createTextCompletionPolicy, type CompletionPolicy } from '../loop/completion-policy.js';
+import type { ConversationItem, ModelClient } from '../models/model-client.js';
+import type { StoredTask, TurnStore } from '../store/turn-store.js';
+import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import { assembleTextTurnTools } from './assembly/assemble-text-turn-tools.js';
+import type { ToolServices, UnavailableSource } from './assembly/tool-services.js';
+import { createModelClient } from './create-model-client.js';
+import type { TurnRequest } from './turn-request.js';
+import { prepareWorkflowTask } from './workflow-task/prepare-workflow-task.js';
+
+/** How long assembly may wait on tool sources (MCP servers listing their tools …). */
+const ASSEMBLY_TIMEOUT_MS = 10_000;
+
+/** Everything the loop needs for one turn, decided before the turn exists. */
+export interface PlannedTurn {
+  readonly model: ModelClient;
+  readonly tools: readonly WorkerAgentTool[];
+  readonly unavailable: readonly UnavailableSource[];
+  readonly instructions: string | undefined;
+  readonly completion: CompletionPolicy;
+  readonly input: ConversationItem[];
+  readonly task?: StoredTask;
+}
+
+/**
+ * Plans a turn from its request: the model, the assembled tools, the instructions and how the
+ * turn ends. A caller fault found here (no provider, unknown skill or MCP server, a result
+ * schema strict mode cannot take) throws a ServiceError before any turn exists.
+ */
+export async function planTurn(options: {
+  readonly request: TurnRequest;
+  readonly turnId: string;
+  readonly home: string;
+  readonly config: Config;
+  readonly services: ToolServices;
+  readonly store: TurnStore;
+  readonly openAIClient: OpenAI | undefined;
+  readonly logger: Logger;
+}): Promise<PlannedTurn> {
+  const { request, home, services, store, logger } = options;
+  const model = createModelClient({ request: request.model, config: options.config.model, client: options.openAIClient, logger });
+  const input = toConversation(request.input);
+  if (request.kind === 'workflow_task' && request.task !== undefined) {
+    const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };
+    const prepared = prepareWorkflowTask({
+      agent: request.agent,
+      home,
+      task,
+      services,
+      // The result is checked against the schema as stored with the turn, not this request's copy.
+      loadStoredSchema: async () => {
+        const stored = await store.getTask(options.turnId);
+        if (stored === undefined) throw new Error('the task schema of this turn could not be loaded; try again');
+        return stored.resultSchema;
+      },
+    });
+    return { model, input, ...prepared, task };
+  }
+  const assembled = await assembleTextTurnTools({ agent: request.agent, home, services, signal: AbortSignal.timeout(ASSEMBLY_TIMEOUT_MS), logger });
+  return {
+    model,
+    input,
+    tools: assembled.tools,
+    unavailable: assembled.unavailable,
+    instructions: request.agent.instructions,
+    completion: createTextCompletionPolicy(),
+  };
+}
+
+function toConversation(input: TurnRequest['input']): ConversationItem[] {
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  return input.map((item): ConversationItem => {
+    if (item.type === 'function_call') {
+      return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace === undefined ? {} : { namespace: item.namespace }) };
+    }
+    if (item.type === 'function_call_output') return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+    return { type: 'message', role: item.role, content: item.content };
+  });
+}
