@@ -171,8 +171,8 @@ function requestBody(options: { model: string; request: ModelRequest; includeEnc
     ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
     input: toResponsesInput(request.input),
     tools: request.tools as JsonObject[],
-    tool_choice: request.toolChoice,
-    parallel_tool_calls: true,
+    // Tool settings only with tools: some compatible servers refuse them on a tool-less request.
+    ...(request.tools.length === 0 ? {} : { tool_choice: request.toolChoice, parallel_tool_calls: true }),
     store: false,
     stream: true,
     ...(options.includeEncryptedReasoning ? { include: ['reasoning.encrypted_content'] } : {}),

@@ -85,6 +85,17 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
     expect(listed).toMatchObject({ name: 'list_files', repair: 'empty_object' });
   });
 
+  it('sends no tool settings on a turn without tools', async () => {
+    const before = provider.requests.length;
+    provider.enqueue({ text: 'Hello.' });
+    const body = await runTurn(runtime, { agent: { id: 'bare' }, input: 'hi' });
+    expect(body.status).toBe('completed');
+    const sent = provider.requests[before]!.body;
+    expect(sent.tools).toEqual([]);
+    expect(sent).not.toHaveProperty('tool_choice');
+    expect(sent).not.toHaveProperty('parallel_tool_calls');
+  });
+
   it('records a provider error as turn.failed model_error, without the API key', async () => {
     provider.enqueue({ status: 400, error: { message: 'Invalid schema for function: sk-test-secret is wrong', type: 'invalid_request_error' } });
     const body = await runTurn(runtime, { input: 'hi' });
