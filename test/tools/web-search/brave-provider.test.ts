@@ -1,29 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createBraveProvider } from '../../../src/tools/web/search/brave-provider.js';
-import { SearchProviderError } from '../../../src/tools/web/search/search-provider-error.js';
 import { braveAnswer, braveError, braveResult } from './brave-fixtures.js';
-import {
-  everythingVisibleAbout,
-  pathOf,
-  queryOf,
-  sendJson,
-  startLoopbackServer,
-  type LoopbackHandler,
-  type LoopbackServer,
-} from './start-loopback-server.js';
+import { everythingVisibleAbout, pathOf, queryOf, sendJson, type LoopbackServer, useLoopbackServers, failure } from './start-loopback-server.js';
 
 const API_KEY = 'BSA-test-key-0123456789abcdef';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(handler: LoopbackHandler): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(handler);
-  servers.push(server);
-  return server;
-}
+const serve = useLoopbackServers();
 
 function search(server: LoopbackServer, options: { query?: string; limit?: number; signal?: AbortSignal; timeoutMs?: number; maxResponseBytes?: number } = {}) {
   const provider = createBraveProvider({
@@ -33,15 +15,6 @@ function search(server: LoopbackServer, options: { query?: string; limit?: numbe
     ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
   });
   return provider.search({ query: options.query ?? 'bun vs node', limit: options.limit ?? 8, signal: options.signal ?? new AbortController().signal });
-}
-
-async function failure(promise: Promise<unknown>): Promise<SearchProviderError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(error).toBeInstanceOf(SearchProviderError);
-  return error as SearchProviderError;
 }
 
 describe('Brave provider', () => {

@@ -1,12 +1,11 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createBraveProvider } from '../../../src/tools/web/search/brave-provider.js';
-import { SearchProviderError } from '../../../src/tools/web/search/search-provider-error.js';
 import type { SearchProvider } from '../../../src/tools/web/search/search-provider.js';
 import { createSearxngProvider } from '../../../src/tools/web/search/searxng-provider.js';
 import { createTavilyProvider } from '../../../src/tools/web/search/tavily-provider.js';
-import { everythingVisibleAbout, startLoopbackServer, type LoopbackHandler, type LoopbackServer } from './start-loopback-server.js';
+import { everythingVisibleAbout, useLoopbackServers, failure } from './start-loopback-server.js';
 
 const API_KEY = 'transport-secret-key-42';
 
@@ -21,25 +20,7 @@ const providers: readonly ProviderCase[] = [
   { label: 'Tavily', create: (options) => createTavilyProvider({ ...options, apiKey: API_KEY }) },
 ];
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(handler: LoopbackHandler): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(handler);
-  servers.push(server);
-  return server;
-}
-
-async function failure(promise: Promise<unknown>): Promise<SearchProviderError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(error).toBeInstanceOf(SearchProviderError);
-  return error as SearchProviderError;
-}
+const serve = useLoopbackServers();
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {

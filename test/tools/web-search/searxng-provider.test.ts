@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { SearchProviderError } from '../../../src/tools/web/search/search-provider-error.js';
+import { describe, expect, it } from 'vitest';
 import { createSearxngProvider } from '../../../src/tools/web/search/searxng-provider.js';
 import { searxngAnswer, searxngResult } from './searxng-fixtures.js';
-import { pathOf, queryOf, sendJson, startLoopbackServer, type LoopbackHandler, type LoopbackServer } from './start-loopback-server.js';
+import { pathOf, queryOf, sendJson, type LoopbackServer, useLoopbackServers, failure } from './start-loopback-server.js';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(handler: LoopbackHandler): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(handler);
-  servers.push(server);
-  return server;
-}
+const serve = useLoopbackServers();
 
 function search(server: LoopbackServer, options: { query?: string; limit?: number } = {}) {
   return createSearxngProvider({ baseUrl: server.baseUrl }).search({
@@ -21,15 +11,6 @@ function search(server: LoopbackServer, options: { query?: string; limit?: numbe
     limit: options.limit ?? 8,
     signal: new AbortController().signal,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<SearchProviderError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(error).toBeInstanceOf(SearchProviderError);
-  return error as SearchProviderError;
 }
 
 describe('SearXNG provider', () => {

@@ -1,3 +1,5 @@
+import { afterEach, expect } from 'vitest';
+import { SearchProviderError } from '../../../src/tools/web/search/search-provider-error.js';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -72,4 +74,27 @@ export function pathOf(request: RecordedRequest): string {
 export function everythingVisibleAbout(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   return [error.message, error.stack ?? '', String(error), JSON.stringify(error), JSON.stringify(Object.entries(error)), String(error.cause)].join('\n');
+}
+
+/** Loopback servers started by a suite, closed after each test (call `useLoopbackServers()` at the top). */
+export function useLoopbackServers(): (handler: LoopbackHandler) => Promise<LoopbackServer> {
+  const servers: LoopbackServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return async (handler) => {
+    const server = await startLoopbackServer(handler);
+    servers.push(server);
+    return server;
+  };
+}
+
+/** The SearchProviderError a promise rejects with (failing the test when it resolves or throws something else). */
+export async function failure(promise: Promise<unknown>): Promise<SearchProviderError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(SearchProviderError);
+  return error as SearchProviderError;
 }

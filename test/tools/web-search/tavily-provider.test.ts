@@ -1,21 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { SearchProviderError } from '../../../src/tools/web/search/search-provider-error.js';
+import { describe, expect, it } from 'vitest';
 import { createTavilyProvider } from '../../../src/tools/web/search/tavily-provider.js';
-import { everythingVisibleAbout, pathOf, sendJson, startLoopbackServer, type LoopbackHandler, type LoopbackServer } from './start-loopback-server.js';
+import { everythingVisibleAbout, pathOf, sendJson, type LoopbackServer, useLoopbackServers, failure } from './start-loopback-server.js';
 import { tavilyAnswer } from './tavily-fixtures.js';
 
 const API_KEY = 'tvly-dev-test-key-0123456789';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(handler: LoopbackHandler): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(handler);
-  servers.push(server);
-  return server;
-}
+const serve = useLoopbackServers();
 
 function search(server: LoopbackServer, options: { query?: string; limit?: number } = {}) {
   return createTavilyProvider({ baseUrl: server.baseUrl, apiKey: API_KEY }).search({
@@ -23,15 +13,6 @@ function search(server: LoopbackServer, options: { query?: string; limit?: numbe
     limit: options.limit ?? 8,
     signal: new AbortController().signal,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<SearchProviderError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(error).toBeInstanceOf(SearchProviderError);
-  return error as SearchProviderError;
 }
 
 describe('Tavily provider', () => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolExecutionContext } from '../../../src/tools/define-worker-tool.js';
 import { resultText } from '../../../src/tools/tool-result.js';
 import { createBraveProvider } from '../../../src/tools/web/search/brave-provider.js';
@@ -8,18 +8,9 @@ import { createSearxngProvider } from '../../../src/tools/web/search/searxng-pro
 import { createWebSearchTool } from '../../../src/tools/web/search/web-search-tool.js';
 import { braveAnswer, braveError } from './brave-fixtures.js';
 import { searxngAnswer, searxngResult } from './searxng-fixtures.js';
-import { queryOf, sendJson, startLoopbackServer, type LoopbackHandler, type LoopbackServer } from './start-loopback-server.js';
+import { queryOf, sendJson, useLoopbackServers } from './start-loopback-server.js';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(handler: LoopbackHandler): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(handler);
-  servers.push(server);
-  return server;
-}
+const serve = useLoopbackServers();
 
 function capturingLogger(): { logger: ToolExecutionContext['logger']; output: () => string } {
   let text = '';
