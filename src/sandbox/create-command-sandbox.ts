@@ -41,20 +41,15 @@ export function createBubblewrapSandbox(
     const command = ['/bin/sh', '-c', commandPreamble(options.limits), 'sh', request.command];
     // bwrap takes options from --args but the command only from its own argv.
     const launcher = ['--args', String(ARGUMENTS_FD), '--', ...command];
-    return withCommandCgroup(options, (cgroup) => runCommandProcess({
-      file: cgroup === undefined ? options.bwrapPath : '/bin/sh',
-      args: cgroup === undefined ? launcher : ['-c', JOIN_CGROUP, cgroup.procsFile, options.bwrapPath, ...launcher],
+    return runInCgroup(options, request, {
+      file: options.bwrapPath,
+      args: launcher,
       // bwrap needs no environment, and an empty one cannot leak into the sandbox by mistake.
       env: {},
       cwd: '/',
       // fds 3, 4, 5, then the added commands' scripts from FIRST_COMMAND_FD (6) on.
       inputs: [`${bwrapArguments.join('\0')}\0`, SANDBOX_PASSWD, SANDBOX_GROUP, ...(options.additions?.commands ?? []).map((command) => command.script)],
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-      outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,
-      cgroup,
-      clock: options.clock,
-    }));
+    });
   };
   return {
     kind: 'bubblewrap',
@@ -77,18 +72,13 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
     const shell = ['-c', commandPreamble(options.limits), 'sh', request.command];
-    return withCommandCgroup(options, (cgroup) => runCommandProcess({
+    return runInCgroup(options, request, {
       file: '/bin/sh',
-      args: cgroup === undefined ? shell : ['-c', JOIN_CGROUP, cgroup.procsFile, '/bin/sh', ...shell],
+      args: shell,
       env: commandEnvironment({ home: checked.home, extra: request.env }),
       cwd: path.join(checked.home, checked.cwd),
       inputs: [],
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-      outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,
-      cgroup,
-      clock: options.clock,
-    }));
+    });
   };
   return {
     kind: 'unsafe-host',
@@ -100,6 +90,31 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
     limits: options.limits,
     run,
   };
+}
+
+/**
+ * Starts `file args…` for one command: through a shell that first joins the command's pids
+ * cgroup when the sandbox uses them, with the request's timeout, signal and output limit.
+ */
+function runInCgroup(
+  options: SandboxBaseOptions,
+  request: CommandRunRequest,
+  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly string[] },
+): ReturnType<typeof runCommandProcess> {
+  return withCommandCgroup(options, (cgroup) =>
+    runCommandProcess({
+      file: cgroup === undefined ? process.file : '/bin/sh',
+      args: cgroup === undefined ? [...process.args] : ['-c', JOIN_CGROUP, cgroup.procsFile, process.file, ...process.args],
+      env: process.env,
+      cwd: process.cwd,
+      inputs: [...process.inputs],
+      timeoutMs: request.timeoutMs,
+      signal: request.signal,
+      outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,
+      cgroup,
+      clock: options.clock,
+    }),
+  );
 }
 
 /** Runs `task` in a fresh pids cgroup when the sandbox uses them, and always removes the group after. */
