@@ -16,6 +16,15 @@ function turnCount(runtime: TestRuntime): number {
 }
 
 /** Posts a raw body through supertest (against the listening server), as a client would send it. */
+/** Waits until the server reports `count` turns in flight (so a test does not race the start of one). */
+async function untilRunning(runtime: TestRuntime, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    if ((await readJson(await fetch(`${runtime.baseUrl}/readyz`))).runningTurns === count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`never saw ${count} running turns`);
+}
+
 async function post(runtime: TestRuntime, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   const response = await request(runtime.app.server).post('/turns').set({ accept: 'application/json', ...headers }).send(body);
   return { status: response.status, body: JSON.parse(response.text) };
@@ -129,9 +138,9 @@ describe('operations and protection', () => {
       const slow = fetch(`${runtime.baseUrl}/turns`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ ...valid, model: { script: [{ text: 'slow', delayMs: 500 }] } }),
+        body: JSON.stringify({ ...valid, model: { script: [{ text: 'slow', delayMs: 1_000 }] } }),
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await untilRunning(runtime, 1);
       const refused = await post(runtime, JSON.stringify(valid));
       expect(refused).toMatchObject({ status: 503, body: { error: { code: 'overloaded' } } });
       expect((await slow).status).toBe(200);
@@ -147,7 +156,7 @@ describe('operations and protection', () => {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ ...valid, model: { script: [{ text: 'slow', delayMs: 30_000 }] } }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilRunning(runtime, 1);
     runtime.service.beginDrain();
     expect((await fetch(`${runtime.baseUrl}/readyz`)).status).toBe(503);
     expect((await post(runtime, JSON.stringify(valid))).body.error.code).toBe('shutting_down');
