@@ -1,13 +1,8 @@
 import { z } from 'zod';
-import { cleanSearchResult } from './clean-search-result.js';
+import { cleanSearchResults } from './clean-search-result.js';
 import { MISCONFIGURED_ADVICE, type FailureExplanation, type HttpFailure } from './explain-http-failure.js';
 import { joinEndpoint } from './join-endpoint.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_SEARCH_TIMEOUT_MS,
-  requestSearchJson,
-  type ErrorBodyDetail,
-} from './request-search-json.js';
+import { requestSearchJson, type ErrorBodyDetail } from './request-search-json.js';
 import type { SearchProvider, SearchResult } from './search-provider.js';
 
 export interface BraveProviderOptions {
@@ -65,25 +60,23 @@ export function createBraveProvider(options: BraveProviderOptions): SearchProvid
         method: 'GET',
         headers: { Accept: 'application/json', 'X-Subscription-Token': options.apiKey },
         signal,
-        timeoutMs: options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
-        maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: options.maxResponseBytes,
         schema: braveResponseSchema,
         secrets: [options.apiKey],
         readErrorBody: readBraveError,
         explainFailure: explainBraveFailure,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        fetch: options.fetch,
       });
-      const results: SearchResult[] = [];
-      for (const hit of answer.web?.results ?? []) {
-        const result = cleanSearchResult({
+      return cleanSearchResults(
+        (answer.web?.results ?? []).map((hit) => ({
           title: hit.title,
           url: hit.url,
           snippet: hit.description,
           publishedAt: hit.page_age ?? hit.age,
-        });
-        if (result !== undefined) results.push(result);
-      }
-      return results.slice(0, limit);
+        })),
+        limit,
+      );
     },
   };
 }

@@ -29,6 +29,17 @@ export function cleanSearchResult(hit: RawSearchHit): SearchResult | undefined {
   return { title: title === '' ? new URL(url).hostname : title, url, snippet, ...(publishedAt === undefined ? {} : { publishedAt }) };
 }
 
+/** The usable results among a provider's hits, in rank order, at most `limit`. */
+export function cleanSearchResults(hits: Iterable<RawSearchHit>, limit: number): SearchResult[] {
+  const results: SearchResult[] = [];
+  for (const hit of hits) {
+    if (results.length >= limit) break;
+    const result = cleanSearchResult(hit);
+    if (result !== undefined) results.push(result);
+  }
+  return results;
+}
+
 function httpUrl(raw: string | null | undefined): string | undefined {
   if (raw === null || raw === undefined) return undefined;
   const trimmed = raw.trim();

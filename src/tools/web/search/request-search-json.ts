@@ -33,8 +33,10 @@ export interface SearchJsonRequest<T> {
   readonly body?: string;
   /** The turn's signal. */
   readonly signal: AbortSignal;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
+  /** DEFAULT_SEARCH_TIMEOUT_MS when absent. */
+  readonly timeoutMs?: number | undefined;
+  /** DEFAULT_MAX_RESPONSE_BYTES when absent. */
+  readonly maxResponseBytes?: number | undefined;
   /** Validates the successful answer; only the fields the provider maps need be strict. */
   readonly schema: z.ZodType<T>;
   /** Values never to be shown in a message (API keys), even if a service echoes them. */
@@ -43,7 +45,7 @@ export interface SearchJsonRequest<T> {
   readonly readErrorBody?: (body: unknown) => ErrorBodyDetail | undefined;
   /** Refines the generic meaning of a status where the provider's differs; undefined keeps it. */
   readonly explainFailure?: (failure: HttpFailure) => FailureExplanation | undefined;
-  readonly fetch?: typeof fetch;
+  readonly fetch?: typeof fetch | undefined;
 }
 
 /**
@@ -55,6 +57,8 @@ export interface SearchJsonRequest<T> {
  */
 export async function requestSearchJson<T>(request: SearchJsonRequest<T>): Promise<T> {
   const { signal, label } = request;
+  const timeoutMs = request.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
+  const maxResponseBytes = request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const fail = (reason: SearchFailureReason, message: string, status?: number): SearchProviderError =>
     new SearchProviderError({
       provider: request.provider,
@@ -70,7 +74,7 @@ export async function requestSearchJson<T>(request: SearchJsonRequest<T>): Promi
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort();
-  }, request.timeoutMs);
+  }, timeoutMs);
   const forwardAbort = () => {
     controller.abort();
   };
@@ -81,7 +85,7 @@ export async function requestSearchJson<T>(request: SearchJsonRequest<T>): Promi
     if (signal.aborted) return cancelled();
     if (error instanceof SearchProviderError) return error;
     if (timedOut) {
-      return fail('timeout', `${label} search failed: no complete answer within ${formatDuration(request.timeoutMs)}; try again, or narrow the query`);
+      return fail('timeout', `${label} search failed: no complete answer within ${formatDuration(timeoutMs)}; try again, or narrow the query`);
     }
     return fail('network', `${label} search failed: could not reach the search service${networkCode(error)}; try again in a moment`);
   };
@@ -103,9 +107,9 @@ export async function requestSearchJson<T>(request: SearchJsonRequest<T>): Promi
       throw fail(explanation.reason, `${label} search failed: ${String(failure.status)} ${explanation.summary}${detail}; ${explanation.advice}`, failure.status);
     }
 
-    const body = await readLimitedText({ response, maxBytes: request.maxResponseBytes });
+    const body = await readLimitedText({ response, maxBytes: maxResponseBytes });
     if (body.tooLarge) {
-      throw fail('bad_response', `${label} search failed: the answer was larger than ${formatBytes(request.maxResponseBytes)} and was not read; try again later`);
+      throw fail('bad_response', `${label} search failed: the answer was larger than ${formatBytes(maxResponseBytes)} and was not read; try again later`);
     }
     let json: unknown;
     try {

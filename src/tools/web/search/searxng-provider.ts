@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { cleanSearchResult } from './clean-search-result.js';
+import { cleanSearchResults } from './clean-search-result.js';
 import { MISCONFIGURED_ADVICE, type FailureExplanation, type HttpFailure } from './explain-http-failure.js';
 import { htmlToText } from './html-to-text.js';
 import { joinEndpoint } from './join-endpoint.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_SEARCH_TIMEOUT_MS, requestSearchJson } from './request-search-json.js';
+import { requestSearchJson } from './request-search-json.js';
 import { SearchProviderError } from './search-provider-error.js';
 import type { SearchProvider, SearchResult } from './search-provider.js';
 
@@ -52,20 +52,18 @@ export function createSearxngProvider(options: SearxngProviderOptions): SearchPr
         // requests whose Accept header leaves it out.
         headers: { Accept: 'application/json, text/html;q=0.1' },
         signal,
-        timeoutMs: options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
-        maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: options.maxResponseBytes,
         schema: searxngResponseSchema,
         secrets: [],
         explainFailure: explainSearxngFailure,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        fetch: options.fetch,
       });
 
-      const results: SearchResult[] = [];
-      for (const hit of answer.results) {
-        const result = cleanSearchResult({ title: hit.title, url: hit.url, snippet: hit.content, publishedAt: hit.publishedDate });
-        if (result !== undefined) results.push(result);
-        if (results.length === limit) break;
-      }
+      const results = cleanSearchResults(
+        answer.results.map((hit) => ({ title: hit.title, url: hit.url, snippet: hit.content, publishedAt: hit.publishedDate })),
+        limit,
+      );
       if (results.length === 0) throwIfEnginesFailed(answer.unresponsive_engines);
       return results;
     },

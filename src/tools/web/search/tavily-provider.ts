@@ -1,13 +1,8 @@
 import { z } from 'zod';
-import { cleanSearchResult } from './clean-search-result.js';
+import { cleanSearchResults } from './clean-search-result.js';
 import type { FailureExplanation, HttpFailure } from './explain-http-failure.js';
 import { joinEndpoint } from './join-endpoint.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_SEARCH_TIMEOUT_MS,
-  requestSearchJson,
-  type ErrorBodyDetail,
-} from './request-search-json.js';
+import { requestSearchJson, type ErrorBodyDetail } from './request-search-json.js';
 import type { SearchProvider, SearchResult } from './search-provider.js';
 
 export interface TavilyProviderOptions {
@@ -64,20 +59,18 @@ export function createTavilyProvider(options: TavilyProviderOptions): SearchProv
           include_images: false,
         }),
         signal,
-        timeoutMs: options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
-        maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: options.maxResponseBytes,
         schema: tavilyResponseSchema,
         secrets: [options.apiKey],
         readErrorBody: readTavilyError,
         explainFailure: explainTavilyFailure,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        fetch: options.fetch,
       });
-      const results: SearchResult[] = [];
-      for (const hit of answer.results) {
-        const result = cleanSearchResult({ title: hit.title, url: hit.url, snippet: hit.content, publishedAt: hit.published_date });
-        if (result !== undefined) results.push(result);
-      }
-      return results.slice(0, limit);
+      return cleanSearchResults(
+        (answer.results).map((hit) => ({ title: hit.title, url: hit.url, snippet: hit.content, publishedAt: hit.published_date })),
+        limit,
+      );
     },
   };
 }
