@@ -298,9 +298,11 @@ describe('guardedGet limits', () => {
 
 async function streamForever(response: ServerResponse): Promise<void> {
   const chunk = Buffer.alloc(16 * 1024, 'a');
+  // One close promise for the whole stream: a new one per drain would pile up listeners.
+  const closed = once(response, 'close');
   while (!response.destroyed) {
     if (!response.write(chunk)) {
-      await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      await Promise.race([once(response, 'drain'), closed]);
     }
   }
 }
