@@ -5,9 +5,12 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, val
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { brainRoutes } from '../routes/brain.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
+import type { BrainStore } from './brain/brain-store.js';
+import type { Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
@@ -21,6 +24,9 @@ export interface BuildAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly service: TurnService;
+  /** Each agent's Brain pages, for the `/agents/:agentId/brain` routes. */
+  readonly brain: BrainStore;
+  readonly clock: Clock;
   readonly version?: string;
 }
 
@@ -36,6 +42,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // Turn streams may run for many minutes; the turn's own timeout bounds them.
     requestTimeout: 0,
     return503OnClosing: true,
+    // Brain page references may be 128 characters of Chinese, 9 bytes each once percent-encoded.
+    routerOptions: { maxParamLength: 2048 },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -87,6 +95,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
+  await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

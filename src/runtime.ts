@@ -63,6 +63,7 @@ export async function createRuntime(options: {
     const services: ToolServices = {
       clock,
       todoStore: store,
+      brain: store.brain,
       sandbox,
       commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
       webFetch: {
@@ -94,7 +95,7 @@ export async function createRuntime(options: {
       instanceId: config.instanceId ?? hostname(),
       sharedStore: config.databaseUrl !== undefined,
     });
-    const app = await buildApp({ config, logger, service });
+    const app = await buildApp({ config, logger, service, brain: store.brain, clock });
     app.addHook('onClose', async () => {
       await services.mcp.close();
       await store.close();

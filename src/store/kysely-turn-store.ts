@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
+import type { BrainStore } from '../brain/brain-store.js';
+import { createBrainStore } from '../brain/create-brain-store.js';
 import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
 import type { Database } from './database-schema.js';
@@ -9,9 +11,11 @@ import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnRecord, TurnStat
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
   readonly #db: Kysely<Database>;
+  readonly brain: BrainStore;
 
   private constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.brain = createBrainStore(db);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { BrainStore } from '../brain/brain-store.js';
 import type { JsonObject } from '../json.js';
 import type { TodoStore } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
@@ -67,6 +68,8 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
  * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
  */
 export interface TurnStore extends TodoStore {
+  /** Each agent's Brain pages, in the same database. */
+  readonly brain: BrainStore;
   createTurn(turn: NewTurn): Promise<void>;
   /** Appends events (in seq order) in one transaction. */
   appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;

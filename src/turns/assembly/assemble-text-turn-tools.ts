@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-patch-tool.js';
 import { createFileTools } from '../../tools/computer/create-file-tools.js';
+import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
 import { createRunCommandTool } from '../../tools/computer/run-command.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
@@ -21,7 +22,6 @@ const UNSERVED_SOURCES = [
   ['schedule', 'this server has no schedule backend'],
   ['backgroundJobs', 'this server has no background job backend'],
   ['workflows', 'this server has no workflow backend'],
-  ['brain', 'this server has no Brain backend'],
 ] as const;
 
 /**
@@ -66,6 +66,7 @@ export async function assembleTextTurnTools(options: {
     const computer = sources.computer === true ? { sandbox: services.sandbox, mcporterCommand: services.skills.mcporterCommand } : undefined;
     tools.push(createUseSkillTool({ skills, home, computer }));
   }
+  if (sources.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: services.brain, clock: services.clock, readOnly: false }));
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });
   }

@@ -1,3 +1,4 @@
+import type { BrainStore } from '../../brain/brain-store.js';
 import type { Clock } from '../../clock.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import type { McpRegistry } from '../../tools/mcp/mcp-registry.js';
@@ -16,6 +17,8 @@ import type { HostLookup } from '../../net/guarded-lookup.js';
 export interface ToolServices {
   readonly clock: Clock;
   readonly todoStore: TodoStore;
+  /** Each agent's Brain pages (`agent.tools.brain`). */
+  readonly brain: BrainStore;
   /** The command sandbox; without one, `run_command` is absent. */
   readonly sandbox: CommandSandbox | undefined;
   readonly commandSettings: RunCommandSettings;

@@ -4,6 +4,7 @@ import { compileJsonSchemaValidator } from '../../tools/schema/json-schema-valid
 import { StrictSchemaError, type StrictSchema } from '../../tools/schema/strict-schema.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { invalidRequest } from '../../service-error.js';
+import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
 import type { StoredTask } from '../../store/turn-store.js';
 import { createWebTools } from '../assembly/create-web-tools.js';
 import type { ToolServices, UnavailableSource } from '../assembly/tool-services.js';
@@ -30,7 +31,7 @@ export function prepareWorkflowTask(options: {
   const web = createWebTools({ agentId: agent.id, home: options.home, services: options.services });
   const tools: WorkerAgentTool[] = [...web.tools];
   const unavailable: UnavailableSource[] = [...web.unavailable];
-  if (agent.tools?.brain === true) unavailable.push({ source: 'brain', reason: 'this server has no Brain backend (recall, get_page)' });
+  if (agent.tools?.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: options.services.brain, clock: options.services.clock, readOnly: true }));
   tools.push(createSubmitResultTool({ strictSchema, loadStoredSchema: options.loadStoredSchema, tally }));
   const instructions = [
     agent.instructions,

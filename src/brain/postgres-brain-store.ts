@@ -1,0 +1,93 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
+import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
+import type { BrainStore } from './brain-store.js';
+import type { BrainTables } from './brain-tables.js';
+import { isSingleCjkCharacter, toIndexText } from './search-terms.js';
+
+/**
+ * The Brain on PostgreSQL: pages in `brain_pages` with a weighted `tsvector` (title A, tags B,
+ * content D) under a GIN index, written in the same statement as the row. Ranked by
+ * `ts_rank` with length normalisation (rank / (1 + log(length))).
+ */
+export class PostgresBrainStore implements BrainStore {
+  readonly #db: Kysely<BrainTables>;
+
+  constructor(db: Kysely<BrainTables>) {
+    this.#db = db;
+  }
+
+  async putPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<{ page: BrainPage; created: boolean }> {
+    const { agentId, page, now } = options;
+    // `xmax = 0` holds for a freshly inserted row and not for one the conflict branch updated:
+    // one atomic statement says which it was, even with concurrent writers.
+    const { rows } = await sql<{ created: boolean }>`
+      INSERT INTO brain_pages (agent_id, reference, title, content, tags_json, updated_at, search_vector)
+      VALUES (${agentId}, ${page.reference}, ${page.title}, ${page.content}, ${JSON.stringify(page.tags)}, ${now}, ${searchVector(page)})
+      ON CONFLICT (agent_id, reference) DO UPDATE SET
+        title = EXCLUDED.title, content = EXCLUDED.content, tags_json = EXCLUDED.tags_json,
+        updated_at = EXCLUDED.updated_at, search_vector = EXCLUDED.search_vector
+      RETURNING (xmax = 0) AS created`.execute(this.#db);
+    return { page: { ...page, updatedAt: now }, created: rows[0]?.created === true };
+  }
+
+  async createPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<BrainPage | undefined> {
+    const { agentId, page, now } = options;
+    const { rows } = await sql<{ reference: string }>`
+      INSERT INTO brain_pages (agent_id, reference, title, content, tags_json, updated_at, search_vector)
+      VALUES (${agentId}, ${page.reference}, ${page.title}, ${page.content}, ${JSON.stringify(page.tags)}, ${now}, ${searchVector(page)})
+      ON CONFLICT (agent_id, reference) DO NOTHING
+      RETURNING reference`.execute(this.#db);
+    return rows.length === 0 ? undefined : { ...page, updatedAt: now };
+  }
+
+  async getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
+    const row = await this.#db
+      .selectFrom('brain_pages')
+      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
+      .where('agent_id', '=', options.agentId)
+      .where('reference', '=', options.reference)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toBrainPage(row);
+  }
+
+  async deletePage(options: { agentId: string; reference: string }): Promise<boolean> {
+    const result = await this.#db.deleteFrom('brain_pages').where('agent_id', '=', options.agentId).where('reference', '=', options.reference).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async searchPages(options: { agentId: string; terms: readonly string[]; limit: number }): Promise<BrainSearchHit[]> {
+    if (options.terms.length === 0) return [];
+    const query = options.terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}:*` : quote(term))).join(' | ');
+    const { rows } = await sql<BrainPageRow & { score: number }>`
+      SELECT reference, title, content, tags_json, updated_at, ts_rank('{0.1, 0.2, 0.4, 1.0}', search_vector, query, 1) AS score
+      FROM brain_pages, to_tsquery('english', ${query}) AS query
+      WHERE agent_id = ${options.agentId} AND search_vector @@ query
+      ORDER BY score DESC, updated_at DESC
+      LIMIT ${options.limit}`.execute(this.#db);
+    return rows.map((row) => ({ page: toBrainPage(row), score: row.score }));
+  }
+
+  async listPages(options: { agentId: string; limit: number }): Promise<BrainPage[]> {
+    const rows = await this.#db
+      .selectFrom('brain_pages')
+      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
+      .where('agent_id', '=', options.agentId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('reference')
+      .limit(options.limit)
+      .execute();
+    return rows.map(toBrainPage);
+  }
+}
+
+function searchVector(page: BrainPageInput): RawBuilder<unknown> {
+  return sql`setweight(to_tsvector('english', ${toIndexText(page.title)}), 'A')
+    || setweight(to_tsvector('english', ${toIndexText(page.tags.join(' '))}), 'B')
+    || setweight(to_tsvector('english', ${toIndexText(page.content)}), 'D')`;
+}
+
+/** A tsquery lexeme: single quotes doubled, backslashes escaped. */
+function quote(term: string): string {
+  return `'${term.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+}

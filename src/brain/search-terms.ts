@@ -1,0 +1,29 @@
+import { tokenizeSearchText } from '../tools/tool-search/tokenize-search-text.js';
+import { BRAIN_LIMITS } from './brain-page.js';
+
+/**
+ * The terms a query searches for: the same tokenizer as the index (NFKC, lower case, English
+ * words split and their plurals folded, Han / Kana / Hangul as overlapping bigrams), each term
+ * once, at most `BRAIN_LIMITS.queryTerms`.
+ */
+export function toSearchTerms(query: string): string[] {
+  return [...new Set(tokenizeSearchText(query))].slice(0, BRAIN_LIMITS.queryTerms);
+}
+
+/**
+ * Text as the full-text index receives it: the terms joined by spaces. Both databases split
+ * on spaces only, so a Chinese or Japanese run becomes its bigrams there too; their own English
+ * stemmers (porter, Snowball) then see whole English words.
+ */
+export function toIndexText(text: string): string {
+  return tokenizeSearchText(text).join(' ');
+}
+
+/**
+ * True for a term that is one CJK character: the index holds bigrams, so it is searched as a
+ * prefix (`价` finds `价格`); a character that only ends a run is not found that way.
+ */
+export function isSingleCjkCharacter(term: string): boolean {
+  const characters = Array.from(term);
+  return characters.length === 1 && /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]/u.test(term);
+}

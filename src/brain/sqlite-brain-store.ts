@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
+import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
+import type { BrainStore } from './brain-store.js';
+import type { BrainTables } from './brain-tables.js';
+import { isSingleCjkCharacter, toIndexText } from './search-terms.js';
+
+/** Column weights for FTS5's bm25: agent key (a filter, not a signal), title, tags, content. */
+const BM25_WEIGHTS = sql.raw('0.0, 5.0, 3.0, 1.0');
+
+/**
+ * The Brain on SQLite: pages in `brain_pages`, their terms in the contentless FTS5 table
+ * `brain_pages_fts` under the same rowid, written in one transaction. Ranked by FTS5's bm25.
+ */
+export class SqliteBrainStore implements BrainStore {
+  readonly #db: Kysely<BrainTables>;
+
+  constructor(db: Kysely<BrainTables>) {
+    this.#db = db;
+  }
+
+  async putPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<{ page: BrainPage; created: boolean }> {
+    const { agentId, page, now } = options;
+    return this.#db.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom('brain_pages').select('id').where('agent_id', '=', agentId).where('reference', '=', page.reference).executeTakeFirst();
+      if (existing === undefined) {
+        await insertPage(trx, agentId, page, now);
+        return { page: { ...page, updatedAt: now }, created: true };
+      }
+      await trx
+        .updateTable('brain_pages')
+        .set({ title: page.title, content: page.content, tags_json: JSON.stringify(page.tags), updated_at: now })
+        .where('id', '=', existing.id)
+        .execute();
+      await sql`DELETE FROM brain_pages_fts WHERE rowid = ${existing.id}`.execute(trx);
+      await indexPage(trx, existing.id, agentId, page);
+      return { page: { ...page, updatedAt: now }, created: false };
+    });
+  }
+
+  async createPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<BrainPage | undefined> {
+    const { agentId, page, now } = options;
+    return this.#db.transaction().execute(async (trx) => {
+      const inserted = await insertPage(trx, agentId, page, now);
+      return inserted ? { ...page, updatedAt: now } : undefined;
+    });
+  }
+
+  async getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
+    const row = await this.#db
+      .selectFrom('brain_pages')
+      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
+      .where('agent_id', '=', options.agentId)
+      .where('reference', '=', options.reference)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toBrainPage(row);
+  }
+
+  async deletePage(options: { agentId: string; reference: string }): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const row = await trx.deleteFrom('brain_pages').where('agent_id', '=', options.agentId).where('reference', '=', options.reference).returning('id').executeTakeFirst();
+      if (row === undefined) return false;
+      await sql`DELETE FROM brain_pages_fts WHERE rowid = ${row.id}`.execute(trx);
+      return true;
+    });
+  }
+
+  async searchPages(options: { agentId: string; terms: readonly string[]; limit: number }): Promise<BrainSearchHit[]> {
+    if (options.terms.length === 0) return [];
+    const match = `agent_key : ${quote(agentIndexKey(options.agentId))} AND (${options.terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}*` : quote(term))).join(' OR ')})`;
+    // The join's agent_id check is what guarantees isolation; the agent key only narrows the index scan.
+    const { rows } = await sql<BrainPageRow & { rank: number }>`
+      SELECT p.reference, p.title, p.content, p.tags_json, p.updated_at, bm25(brain_pages_fts, ${BM25_WEIGHTS}) AS rank
+      FROM brain_pages_fts JOIN brain_pages p ON p.id = brain_pages_fts.rowid
+      WHERE brain_pages_fts MATCH ${match} AND p.agent_id = ${options.agentId}
+      ORDER BY rank, p.updated_at DESC
+      LIMIT ${options.limit}`.execute(this.#db);
+    // bm25 is lower-is-better and negative; the API's score is higher-is-better.
+    return rows.map((row) => ({ page: toBrainPage(row), score: -row.rank }));
+  }
+
+  async listPages(options: { agentId: string; limit: number }): Promise<BrainPage[]> {
+    const rows = await this.#db
+      .selectFrom('brain_pages')
+      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
+      .where('agent_id', '=', options.agentId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('reference')
+      .limit(options.limit)
+      .execute();
+    return rows.map(toBrainPage);
+  }
+}
+
+/** Inserts the row and its index entry; false when the reference is taken. */
+async function insertPage(trx: Transaction<BrainTables>, agentId: string, page: BrainPageInput, now: string): Promise<boolean> {
+  const row = await trx
+    .insertInto('brain_pages')
+    .values({ agent_id: agentId, reference: page.reference, title: page.title, content: page.content, tags_json: JSON.stringify(page.tags), updated_at: now })
+    .onConflict((conflict) => conflict.columns(['agent_id', 'reference']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (row === undefined) return false;
+  await indexPage(trx, row.id, agentId, page);
+  return true;
+}
+
+async function indexPage(trx: Transaction<BrainTables>, id: number, agentId: string, page: BrainPageInput): Promise<void> {
+  await sql`
+    INSERT INTO brain_pages_fts (rowid, agent_key, title, tags, content)
+    VALUES (${id}, ${agentIndexKey(agentId)}, ${toIndexText(page.title)}, ${toIndexText(page.tags.join(' '))}, ${toIndexText(page.content)})`.execute(trx);
+}
+
+/**
+ * One index token per agent: hex of its id's hash, ending in a digit so the porter stemmer
+ * leaves it alone. Agent ids contain `-` and `.`, which the tokenizer would split on.
+ */
+function agentIndexKey(agentId: string): string {
+  return `k${createHash('sha256').update(agentId).digest('hex').slice(0, 40)}0`;
+}
+
+/** An FTS5 string: double quotes doubled. */
+function quote(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
