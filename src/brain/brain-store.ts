@@ -1,4 +1,5 @@
 import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
+import type { SearchQuery } from './search-terms.js';
 
 /**
  * Where each agent's knowledge pages live: a table in the turn store with the database's own
@@ -13,8 +14,8 @@ export interface BrainStore {
   getPage(options: { readonly agentId: string; readonly reference: string }): Promise<BrainPage | undefined>;
   /** True when a page was deleted. */
   deletePage(options: { readonly agentId: string; readonly reference: string }): Promise<boolean>;
-  /** The pages that match any of `terms` (see `toSearchTerms`), best first. */
-  searchPages(options: { readonly agentId: string; readonly terms: readonly string[]; readonly limit: number }): Promise<BrainSearchHit[]>;
+  /** The pages that match any term of the query (see `toSearchQuery`), best first. */
+  searchPages(options: { readonly agentId: string; readonly query: SearchQuery; readonly limit: number }): Promise<BrainSearchHit[]>;
   /** The most recently updated pages first. */
   listPages(options: { readonly agentId: string; readonly limit: number }): Promise<BrainPage[]>;
 }

@@ -3,7 +3,7 @@ import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js'
 import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
-import { isSingleCjkCharacter, toIndexText } from './search-terms.js';
+import { isSingleCjkCharacter, toIndexText, type SearchQuery } from './search-terms.js';
 
 /**
  * The Brain on PostgreSQL: pages in `brain_pages` with a weighted `tsvector` (title A, tags B,
@@ -56,11 +56,21 @@ export class PostgresBrainStore implements BrainStore {
     return result.numDeletedRows > 0n;
   }
 
-  async searchPages(options: { agentId: string; terms: readonly string[]; limit: number }): Promise<BrainSearchHit[]> {
-    if (options.terms.length === 0) return [];
-    const query = options.terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}:*` : quote(term))).join(' | ');
+  async searchPages(options: { agentId: string; query: SearchQuery; limit: number }): Promise<BrainSearchHit[]> {
+    const { terms, phrases } = options.query;
+    if (terms.length === 0) return [];
+    const query = terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}:*` : quote(term))).join(' | ');
+    // ts_rank has no inverse document frequency, so a stray bigram in a title can outrank the
+    // page that holds the whole word; each phrase (a whole CJK run) a page holds adds a bonus.
+    const bonus =
+      phrases.length === 0
+        ? sql`0`
+        : sql.join(
+            phrases.map((phrase) => sql`(CASE WHEN search_vector @@ to_tsquery('english', ${phrase.map(quote).join(' <-> ')}) THEN ${PHRASE_BONUS} ELSE 0 END)`),
+            sql` + `,
+          );
     const { rows } = await sql<BrainPageRow & { score: number }>`
-      SELECT reference, title, content, tags_json, updated_at, ts_rank('{0.1, 0.2, 0.4, 1.0}', search_vector, query, 1) AS score
+      SELECT reference, title, content, tags_json, updated_at, ts_rank('{0.1, 0.2, 0.4, 1.0}', search_vector, query, 1) + ${bonus} AS score
       FROM brain_pages, to_tsquery('english', ${query}) AS query
       WHERE agent_id = ${options.agentId} AND search_vector @@ query
       ORDER BY score DESC, updated_at DESC
@@ -80,6 +90,9 @@ export class PostgresBrainStore implements BrainStore {
     return rows.map(toBrainPage);
   }
 }
+
+/** What one matching phrase adds to a ts_rank score (which runs from 0 to about 1). */
+const PHRASE_BONUS = sql.lit(0.5);
 
 function searchVector(page: BrainPageInput): RawBuilder<unknown> {
   return sql`setweight(to_tsvector('english', ${toIndexText(page.title)}), 'A')

@@ -2,7 +2,7 @@ import { BRAIN_LIMITS, type BrainSearchHit } from './brain-page.js';
 import type { BrainStore } from './brain-store.js';
 import { estimateTokens } from './estimate-tokens.js';
 import { makeSnippet } from './make-snippet.js';
-import { toSearchTerms } from './search-terms.js';
+import { toSearchQuery } from './search-terms.js';
 
 /** One page of a recall: where it is, what it is, and the part that matched. */
 export interface RecalledPage {
@@ -44,8 +44,9 @@ export async function recallPages(options: {
   readonly limit?: number;
 }): Promise<Recall> {
   const budgetTokens = clampBudget(options.budgetTokens);
-  const terms = toSearchTerms(options.query);
-  const hits = await options.store.searchPages({ agentId: options.agentId, terms, limit: Math.min(options.limit ?? 10, BRAIN_LIMITS.maxResults) });
+  const query = toSearchQuery(options.query);
+  const { terms } = query;
+  const hits = await options.store.searchPages({ agentId: options.agentId, query, limit: Math.min(options.limit ?? 10, BRAIN_LIMITS.maxResults) });
   const quoted = `“${options.query.replaceAll(/\s+/g, ' ').trim().slice(0, 80)}”`;
   if (hits.length === 0) {
     const text = withinBudget(`No page matches ${quoted}.`, 'No page matches.', budgetTokens);

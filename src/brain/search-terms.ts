@@ -11,6 +11,25 @@ export function toSearchTerms(query: string): string[] {
 }
 
 /**
+ * What a search looks for: any of `terms`, and, ranked above, the `phrases` — the bigrams of
+ * each Chinese or Japanese run of three or more characters in a row, which only a page holding
+ * that run finds (`パスワード` as a phrase, not just any page with `ワー` in its title).
+ */
+export interface SearchQuery {
+  readonly terms: readonly string[];
+  readonly phrases: readonly (readonly string[])[];
+}
+
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]{3,}/gu;
+const MAX_PHRASES = 8;
+
+export function toSearchQuery(query: string): SearchQuery {
+  const phrases = [...query.normalize('NFKC').matchAll(CJK_RUN)].map((run) => tokenizeSearchText(run[0])).filter((bigrams) => bigrams.length >= 2);
+  const unique = [...new Map(phrases.map((phrase) => [phrase.join(' '), phrase])).values()];
+  return { terms: toSearchTerms(query), phrases: unique.slice(0, MAX_PHRASES).map((phrase) => phrase.slice(0, BRAIN_LIMITS.queryTerms)) };
+}
+
+/**
  * Text as the full-text index receives it: the terms joined by spaces. Both databases split
  * on spaces only, so a Chinese or Japanese run becomes its bigrams there too; their own English
  * stemmers (porter, Snowball) then see whole English words.

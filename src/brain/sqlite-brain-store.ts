@@ -4,7 +4,7 @@ import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js'
 import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
-import { isSingleCjkCharacter, toIndexText } from './search-terms.js';
+import { isSingleCjkCharacter, toIndexText, type SearchQuery } from './search-terms.js';
 
 /** Column weights for FTS5's bm25: agent key (a filter, not a signal), title, tags, content. */
 const BM25_WEIGHTS = sql.raw('0.0, 5.0, 3.0, 1.0');
@@ -66,9 +66,12 @@ export class SqliteBrainStore implements BrainStore {
     });
   }
 
-  async searchPages(options: { agentId: string; terms: readonly string[]; limit: number }): Promise<BrainSearchHit[]> {
-    if (options.terms.length === 0) return [];
-    const match = `agent_key : ${quote(agentIndexKey(options.agentId))} AND (${options.terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}*` : quote(term))).join(' OR ')})`;
+  async searchPages(options: { agentId: string; query: SearchQuery; limit: number }): Promise<BrainSearchHit[]> {
+    const { terms, phrases } = options.query;
+    if (terms.length === 0) return [];
+    // A phrase is one more OR'ed item: bm25 adds its (rare, so heavy) weight to the pages that hold it.
+    const items = [...phrases.map((phrase) => quote(phrase.join(' '))), ...terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}*` : quote(term)))];
+    const match = `agent_key : ${quote(agentIndexKey(options.agentId))} AND (${items.join(' OR ')})`;
     // The join's agent_id check is what guarantees isolation; the agent key only narrows the index scan.
     const { rows } = await sql<BrainPageRow & { rank: number }>`
       SELECT p.reference, p.title, p.content, p.tags_json, p.updated_at, bm25(brain_pages_fts, ${BM25_WEIGHTS}) AS rank
