@@ -1,6 +1,8 @@
 /** `npm run bench`: every benchmark, one after the other, each printing its own figures. */
+import { runBrainRecallBench } from './brain-recall-bench.js';
 import { runToolSearchBench } from './tool-search-bench.js';
 import { runTurnBench } from './turn-bench.js';
 
 await runTurnBench();
 await runToolSearchBench();
+await runBrainRecallBench();

@@ -87,4 +87,16 @@ export const BRAIN_QUERIES: readonly CorpusQuery[] = [
   { query: '海运 Rotterdam', language: 'mixed', relevant: ['china-logistics-mixed'] },
   { query: 'secrets 秘密情報', language: 'mixed', relevant: ['api-keys-mixed'] },
   { query: '納期', language: 'mixed', relevant: ['japan-vendor-mixed'] },
+
+  // Short words whose bigrams also occur elsewhere (in titles, which weigh more).
+  { query: 'パスワード', language: 'ja', relevant: ['security-incident-ja'] },
+  { query: 'オフィス', language: 'ja', relevant: ['tokyo-office-ja', 'osaka-branch-ja'] },
+  { query: 'コアタイム', language: 'ja', relevant: ['remote-work-ja'] },
+  { query: '支払期限', language: 'ja', relevant: ['invoice-rules-ja'] },
+  { query: '华东供应商', language: 'zh', relevant: ['supplier-price-zh'] },
+  { query: '数据库', language: 'zh', relevant: ['server-maintenance-zh'] },
+  { query: '付款方式', language: 'zh', relevant: ['supplier-price-zh'] },
+  { query: 'descaling the coffee machine', language: 'en', relevant: ['coffee-machine'] },
+  { query: 'rotate secrets every 90 days', language: 'en', relevant: ['api-keys-mixed'] },
+  { query: '深圳 shipments', language: 'mixed', relevant: ['china-logistics-mixed'] },
 ];
