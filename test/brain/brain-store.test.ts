@@ -71,6 +71,11 @@ describe.each(BRAIN_DIALECTS)('the Brain store on $dialect', ({ open }) => {
     expect(await brain.searchPages({ agentId: AGENT, query: { terms: [], phrases: [] }, limit: 10 })).toEqual([]);
     expect(await references(brain, '"; DROP TABLE zz; --')).toEqual([]);
     expect(await references(brain, "' | & ! ( ) :* \\")).toEqual([]);
+    // Longest query words and page words the databases accept without complaint.
+    expect(await references(brain, 'a'.repeat(500))).toEqual([]);
+    expect(await references(brain, 'é'.repeat(500))).toEqual([]);
+    await brain.putPage({ agentId: 'huge', page: { reference: 'one-word', title: 'w'.repeat(200), content: 'ж'.repeat(20_000), tags: ['t'.repeat(50)] }, now: NOW });
+    expect(await references(brain, 'w'.repeat(200), 'huge')).toEqual(['one-word']);
   });
 
   it('replaces a page and its index entry, and says whether it was new', async () => {

@@ -81,6 +81,7 @@ describe.each(BRAIN_RUNTIMES)('the Brain tools in turns on $dialect', ({ start }
 
     expect(byCall(events, 'tool.started', 'r1')).toMatchObject({ label: 'Remembering “Vendor pricing”', executionMode: 'sequential' });
     expect(byCall(events, 'tool.completed', 'r1')).toMatchObject({ label: 'Remembered “Vendor pricing”', details: { reference: 'vendor-pricing', created: true } });
+    expect(byCall(events, 'tool.started', 'r2')?.['label']).toBe('Remembering “供应商价格”');
     expect(byCall(events, 'tool.completed', 'r2')).toMatchObject({ label: 'Remembered “供应商价格”', details: { reference: '供应商价格' } });
     expect(byCall(events, 'tool.completed', 'r3')?.['details']).toMatchObject({ reference: '東京オフィス' });
 

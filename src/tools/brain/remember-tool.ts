@@ -34,7 +34,7 @@ export function createRememberTool(options: { readonly agentId: string; readonly
     executionMode: 'sequential',
     isReadOnly: false,
     isDestructive: false,
-    describeActivity: (params) => `Remembering ${quoteForLabel(params.title ?? params.content.split('\n').find((line) => line.trim() !== '') ?? '')}`,
+    describeActivity: (params) => `Remembering ${quoteForLabel(params.title ?? (params.content.split('\n').find((line) => line.trim() !== '') ?? '').replace(/^\s*#+\s*/, ''))}`,
     describeCompletedActivity: (params, result) => {
       const title = typeof result.details?.['title'] === 'string' ? result.details['title'] : (params.title ?? '');
       return `${result.details?.['created'] === false ? 'Updated' : 'Remembered'} ${quoteForLabel(title)}`;
