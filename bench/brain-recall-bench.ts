@@ -11,7 +11,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
+import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import pg from 'pg';
+import { estimateTokens } from '../src/brain/estimate-tokens.js';
+import { recallPages } from '../src/brain/recall-pages.js';
 import { toIndexText, toSearchQuery, toSearchTerms } from '../src/brain/search-terms.js';
 import { openTurnStore } from '../src/store/open-turn-store.js';
 import { BRAIN_CORPUS, BRAIN_QUERIES, type CorpusQuery } from '../test/support/brain-corpus.js';
@@ -48,6 +52,7 @@ export async function runBrainRecallBench(): Promise<void> {
       process.stdout.write(`\nBrain recall on ${BRAIN_CORPUS.length} pages, ${BRAIN_QUERIES.length} queries (${countBy('en')} English, ${countBy('zh')} Chinese, ${countBy('ja')} Japanese, ${countBy('mixed')} mixed)\n\n`);
       process.stdout.write('| option | recall@1 | recall@3 | recall@5 | MRR | en @3 | zh @3 | ja @3 | mixed @3 | median ms/query |\n|---|---|---|---|---|---|---|---|---|---|\n');
       for (const option of options) process.stdout.write(`${await measure(option)}\n`);
+      await measureTokenEstimates(store.brain);
     } finally {
       await store.close();
       await pgStore.close();
@@ -57,6 +62,36 @@ export async function runBrainRecallBench(): Promise<void> {
     await client.end();
     await schema.drop();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * How `estimateTokens` compares with two real OpenAI encodings, on the corpus pages and on
+ * recall answers: the ratio estimate / real over all texts (above 1: the estimate errs high,
+ * so budgets hold), and how many single texts it underestimated.
+ */
+async function measureTokenEstimates(brain: Parameters<typeof recallPages>[0]['store']): Promise<void> {
+  const answers: { language: string; text: string }[] = [];
+  for (const { query, language } of BRAIN_QUERIES) answers.push({ language, text: (await recallPages({ store: brain, agentId: AGENT, query, budgetTokens: 400 })).text });
+  const pageLanguage = (reference: string) => (reference.endsWith('-zh') ? 'zh' : reference.endsWith('-ja') ? 'ja' : reference.endsWith('-mixed') ? 'mixed' : 'en');
+  const texts = [
+    ...BRAIN_CORPUS.map((page) => ({ kind: 'page', language: pageLanguage(page.reference), text: `${page.title}\n${page.content}` })),
+    ...answers.map((answer) => ({ kind: 'recall answer', ...answer })),
+  ];
+  process.stdout.write('\nToken estimates against real encodings (estimate / real, summed; texts underestimated)\n\n| texts | language | n | vs o200k | under o200k | vs cl100k | under cl100k |\n|---|---|---|---|---|---|---|\n');
+  for (const kind of ['page', 'recall answer']) {
+    for (const language of ['en', 'zh', 'ja', 'mixed']) {
+      const group = texts.filter((text) => text.kind === kind && text.language === language);
+      if (group.length === 0) continue;
+      const estimated = group.map((text) => estimateTokens(text.text));
+      const row = [encodeO200k, encodeCl100k].map((encode) => {
+        const real = group.map((text) => encode(text.text).length);
+        const ratio = estimated.reduce((a, b) => a + b, 0) / real.reduce((a, b) => a + b, 0);
+        const under = estimated.filter((value, index) => value < (real[index] ?? 0)).length;
+        return `${ratio.toFixed(2)} | ${under}`;
+      });
+      process.stdout.write(`| ${kind} | ${language} | ${group.length} | ${row.join(' | ')} |\n`);
+    }
   }
 }
 

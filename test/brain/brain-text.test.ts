@@ -40,12 +40,12 @@ describe('search queries', () => {
 });
 
 describe('token estimates', () => {
-  it('counts English by characters, CJK per character', () => {
+  it('counts English by characters, CJK at 1.2 a character', () => {
     expect(estimateTokens('')).toBe(0);
     expect(estimateTokens('a'.repeat(35))).toBe(10);
-    expect(estimateTokens('供应商价格')).toBe(5);
-    expect(estimateTokens('東京オフィス')).toBe(6);
-    expect(estimateTokens('ｐｒｉｃｅ')).toBe(5);
+    expect(estimateTokens('供应商价格')).toBe(6);
+    expect(estimateTokens('東京オフィス')).toBe(8);
+    expect(estimateTokens('ｐｒｉｃｅ')).toBe(6);
     expect(estimateTokens('héllo wörld')).toBe(4);
   });
 });
