@@ -151,6 +151,34 @@ describe.each(BRAIN_RUNTIMES)('the Brain tools in turns on $dialect', ({ start }
     expect((await fetch(`${runtime.baseUrl}/agents/acme/brain/pages/${encodeURIComponent('供应商价格')}`)).status).toBe(200);
   });
 
+  it('answers hostile or oversized remember calls with errors the model reads, writing nothing', async () => {
+    const { body, events } = await runTurn(runtime, {
+      agent: { id: 'careful', tools: { brain: true } },
+      input: 'remember',
+      model: {
+        script: [
+          {
+            calls: [
+              { name: 'remember', callId: 'dots', arguments: { reference: '../../etc/passwd', content: 'x' } },
+              { name: 'remember', callId: 'long', arguments: { reference: 'y'.repeat(129), content: 'x' } },
+              { name: 'remember', callId: 'big', arguments: { title: 'Big', content: 'z'.repeat(20_001) } },
+              { name: 'remember', callId: 'nul', arguments: { title: 'Nul', content: 'a\u0000b' } },
+              { name: 'remember', callId: 'proto', arguments: { reference: '__proto__', content: 'x' } },
+            ],
+          },
+          { text: 'ok' },
+        ],
+      },
+    });
+    expect(body.status).toBe('completed');
+    expect(byCall(events, 'tool.failed', 'dots')?.['output']).toContain('a page reference starts with a letter or digit');
+    expect(byCall(events, 'tool.failed', 'long')?.['output']).toContain('at most 128 characters');
+    expect(byCall(events, 'tool.failed', 'big')).toMatchObject({ error: { code: 'invalid_arguments' } });
+    expect(byCall(events, 'tool.failed', 'nul')).toMatchObject({ error: { code: 'invalid_arguments' } });
+    expect(byCall(events, 'tool.failed', 'proto')).toMatchObject({ error: { code: 'tool_error' } });
+    expect((await fetch(`${runtime.baseUrl}/agents/careful/brain/pages`).then(readJson)).pages).toEqual([]);
+  });
+
   it('clamps a recall budget over 12,000 and refuses one under 50 as invalid arguments', async () => {
     const { events } = await runTurn(runtime, {
       agent: { id: 'acme', tools: { brain: true } },
