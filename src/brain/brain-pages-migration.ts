@@ -6,8 +6,8 @@ import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
  * bigrams, see `search-terms.ts`):
  *
  * - SQLite: a contentless FTS5 table keyed by the page's rowid (the text lives once, in
- *   `brain_pages`), porter stemming for English, and an `agent_key` column so a search
- *   intersects with one agent's pages inside the index;
+ *   `brain_pages`), porter stemming for English, every term prefixed with its agent's key
+ *   (see `SqliteBrainStore`);
  * - PostgreSQL: a weighted `tsvector` column (title A, tags B, content D, `english`
  *   configuration) with a GIN index. No extension is needed.
  */
@@ -41,7 +41,7 @@ export const brainPagesMigration: Migration = {
         )`.execute(db);
       await sql`
         CREATE VIRTUAL TABLE brain_pages_fts USING fts5(
-          agent_key, title, tags, content,
+          title, tags, content,
           content = '', contentless_delete = 1,
           tokenize = 'porter unicode61 remove_diacritics 2'
         )`.execute(db);

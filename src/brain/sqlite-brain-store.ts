@@ -4,14 +4,20 @@ import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js'
 import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
-import { isSingleCjkCharacter, toIndexText, type SearchQuery } from './search-terms.js';
+import { tokenizeSearchText } from '../tools/tool-search/tokenize-search-text.js';
+import { isSingleCjkCharacter, type SearchQuery } from './search-terms.js';
 
-/** Column weights for FTS5's bm25: agent key (a filter, not a signal), title, tags, content. */
-const BM25_WEIGHTS = sql.raw('0.0, 5.0, 3.0, 1.0');
+/** Column weights for FTS5's bm25: title, tags, content. */
+const BM25_WEIGHTS = sql.raw('5.0, 3.0, 1.0');
 
 /**
  * The Brain on SQLite: pages in `brain_pages`, their terms in the contentless FTS5 table
  * `brain_pages_fts` under the same rowid, written in one transaction. Ranked by FTS5's bm25.
+ *
+ * Every indexed term carries its agent's key (`a1b2…价格`): each agent has a vocabulary of
+ * its own, so a search walks only that agent's postings, and bm25's document frequencies —
+ * which FTS5 counts over the whole table — are that agent's alone: another agent's pages do
+ * not weigh in (only the table's total row count, in every term's IDF alike, is shared).
  */
 export class SqliteBrainStore implements BrainStore {
   readonly #db: Kysely<BrainTables>;
@@ -70,9 +76,13 @@ export class SqliteBrainStore implements BrainStore {
     const { terms, phrases } = options.query;
     if (terms.length === 0) return [];
     // A phrase is one more OR'ed item: bm25 adds its (rare, so heavy) weight to the pages that hold it.
-    const items = [...phrases.map((phrase) => quote(phrase.join(' '))), ...terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(term)}*` : quote(term)))];
-    const match = `agent_key : ${quote(agentIndexKey(options.agentId))} AND (${items.join(' OR ')})`;
-    // The join's agent_id check is what guarantees isolation; the agent key only narrows the index scan.
+    const key = agentIndexKey(options.agentId);
+    const items = [
+      ...phrases.map((phrase) => quote(phrase.map((term) => key + term).join(' '))),
+      ...terms.map((term) => (isSingleCjkCharacter(term) ? `${quote(key + term)}*` : quote(key + term))),
+    ];
+    const match = items.join(' OR ');
+    // The join's agent_id check is what guarantees isolation; the key makes the index agent-specific.
     const { rows } = await sql<BrainPageRow & { rank: number }>`
       SELECT p.reference, p.title, p.content, p.tags_json, p.updated_at, bm25(brain_pages_fts, ${BM25_WEIGHTS}) AS rank
       FROM brain_pages_fts JOIN brain_pages p ON p.id = brain_pages_fts.rowid
@@ -111,16 +121,24 @@ async function insertPage(trx: Transaction<BrainTables>, agentId: string, page: 
 
 async function indexPage(trx: Transaction<BrainTables>, id: number, agentId: string, page: BrainPageInput): Promise<void> {
   await sql`
-    INSERT INTO brain_pages_fts (rowid, agent_key, title, tags, content)
-    VALUES (${id}, ${agentIndexKey(agentId)}, ${toIndexText(page.title)}, ${toIndexText(page.tags.join(' '))}, ${toIndexText(page.content)})`.execute(trx);
+    INSERT INTO brain_pages_fts (rowid, title, tags, content)
+    VALUES (${id}, ${agentTerms(agentId, page.title)}, ${agentTerms(agentId, page.tags.join(' '))}, ${agentTerms(agentId, page.content)})`.execute(trx);
+}
+
+/** The field's search terms (see `toIndexText`), each prefixed with the agent's key. */
+function agentTerms(agentId: string, text: string): string {
+  const key = agentIndexKey(agentId);
+  return tokenizeSearchText(text)
+    .map((term) => key + term)
+    .join(' ');
 }
 
 /**
- * One index token per agent: hex of its id's hash, ending in a digit so the porter stemmer
- * leaves it alone. Agent ids contain `-` and `.`, which the tokenizer would split on.
+ * The agent's prefix for index terms: 12 hex digits of its id's hash between letters, so the
+ * tokenizer keeps prefix and term as one token (agent ids hold `-` and `.`, which it splits on).
  */
 function agentIndexKey(agentId: string): string {
-  return `k${createHash('sha256').update(agentId).digest('hex').slice(0, 40)}0`;
+  return `a${createHash('sha256').update(agentId).digest('hex').slice(0, 12)}z`;
 }
 
 /** An FTS5 string: double quotes doubled. */

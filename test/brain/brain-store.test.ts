@@ -113,6 +113,20 @@ describe.each(BRAIN_DIALECTS)('the Brain store on $dialect', ({ open }) => {
     expect((await brain.getPage({ agentId: AGENT, reference: 'customer-acme' }))?.title).toBe('Customer: Acme Corp');
   });
 
+  it("ranks one agent's pages the same however many pages other agents hold", async () => {
+    await brain.putPage({ agentId: 'ranker', page: { reference: 'seat', title: 'Seat', content: 'seat', tags: [] }, now: '2026-11-01T00:00:00.000Z' });
+    await brain.putPage({ agentId: 'ranker', page: { reference: 'pricing', title: 'Pricing', content: 'pricing', tags: [] }, now: '2026-11-02T00:00:00.000Z' });
+    const before = await brain.searchPages({ agentId: 'ranker', query: toSearchQuery('pricing seat'), limit: 10 });
+    expect(before.map((hit) => hit.page.reference)).toEqual(['pricing', 'seat']);
+    // Were document frequencies shared, 40 pages about pricing elsewhere would make `pricing` the common term.
+    for (let index = 0; index < 40; index += 1) {
+      await brain.putPage({ agentId: 'flooder', page: { reference: `p${index}`, title: 'Pricing', content: 'pricing pricing', tags: [] }, now: NOW });
+    }
+    const after = await brain.searchPages({ agentId: 'ranker', query: toSearchQuery('pricing seat'), limit: 10 });
+    expect(after.map((hit) => hit.page.reference)).toEqual(['pricing', 'seat']);
+    expect(after[0]?.score).toBeCloseTo(after[1]?.score ?? 0, 9);
+  });
+
   it('lists the most recently updated pages first', async () => {
     await brain.putPage({ agentId: 'lister', page: { reference: 'old', title: 'Old', content: 'old', tags: [] }, now: '2026-11-01T00:00:00.000Z' });
     await brain.putPage({ agentId: 'lister', page: { reference: 'new', title: 'New', content: 'new', tags: [] }, now: '2026-12-01T00:00:00.000Z' });
