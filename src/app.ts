@@ -84,7 +84,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
+  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled: config.http.apiToken !== undefined });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
+import { coordinationMigration } from './coordination-migration.js';
 
 /**
  * The store's migrations, in order. Written once for SQLite and PostgreSQL alike: text for
@@ -77,4 +78,5 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '2026-12-01-replicas-001-coordination': coordinationMigration,
 };

@@ -1,8 +1,9 @@
 import type { JsonObject } from '../json.js';
+import type { CoordinationStore } from './coordination-store.js';
 import type { TodoStore } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
 
-export type TurnStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** A turn as `GET /turns/:id` shows it. */
 export interface TurnRecord {
@@ -20,6 +21,8 @@ export interface TurnRecord {
   readonly error: TurnError | null;
   readonly outcome: string | null;
   readonly usage: TurnUsage;
+  /** When the turn was put in its agent's queue; absent when it never waited. */
+  readonly queuedAt?: string;
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */
@@ -58,7 +61,7 @@ export interface NewTurn {
 
 /** How a turn ended: the record's closing fields. */
 export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
-  readonly status: Exclude<TurnStatus, 'running'>;
+  readonly status: Exclude<TurnStatus, 'running' | 'queued'>;
   readonly finishedAt: string;
 };
 
@@ -66,7 +69,7 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
  * Where turns live: the record, every event in order, what the turn was given, and each
  * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
  */
-export interface TurnStore extends TodoStore {
+export interface TurnStore extends TodoStore, CoordinationStore {
   createTurn(turn: NewTurn): Promise<void>;
   /** Appends events (in seq order) in one transaction. */
   appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;
