@@ -82,7 +82,7 @@ export class KyselyTurnStore implements TurnStore {
       .execute();
   }
 
-  async interruptOrphans(options: { owner: string; staleBefore: string; now: string }): Promise<string[]> {
+  async interruptOrphans(options: { owner?: string; staleBefore: string; now: string }): Promise<string[]> {
     return this.#db.transaction().execute(async (trx) => {
       const orphans = await trx
         .selectFrom('turns')
@@ -94,7 +94,7 @@ export class KyselyTurnStore implements TurnStore {
           eb.selectFrom('turn_events').select((inner) => inner.fn.coalesce(inner.fn.max('seq'), inner.lit(0)).as('seq')).whereRef('turn_events.turn_id', '=', 'turns.id').as('last_seq'),
         ])
         .where('status', 'in', ['running', 'queued'])
-        .where((eb) => eb.or([eb('owner', '=', options.owner), eb('heartbeat_at', '<', options.staleBefore)]))
+        .where((eb) => eb.or([...(options.owner === undefined ? [] : [eb('owner', '=', options.owner)]), eb('heartbeat_at', '<', options.staleBefore)]))
         .execute();
       for (const orphan of orphans) {
         const error: TurnError = {

@@ -79,11 +79,11 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   /** Marks these running turns as alive. */
   heartbeat(turnIds: readonly string[], at: string): Promise<void>;
   /**
-   * Ends turns left `running` by a process that is gone: those of `owner` (this process's
-   * previous life) and those whose heartbeat is older than `staleBefore`. Each gets a
+   * Ends turns left `running` or `queued` by a process that is gone: those of `owner` (this
+   * process's previous life, at start only) and those whose heartbeat is older than `staleBefore`. Each gets a
    * terminal `turn.failed` event with code `interrupted`. Returns their ids.
    */
-  interruptOrphans(options: { readonly owner: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
+  interruptOrphans(options: { readonly owner?: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
   getTurn(turnId: string): Promise<TurnRecord | undefined>;
   getTask(turnId: string): Promise<StoredTask | undefined>;
   getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined>;

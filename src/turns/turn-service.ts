@@ -93,11 +93,12 @@ export class TurnService {
   /** Interrupts turns a dead process left running, then starts the heartbeat and the sweep. */
   static async start(options: TurnServiceOptions): Promise<TurnService> {
     const service = new TurnService(options);
-    await service.#sweepOrphans(options.sharedStore ? ORPHAN_AFTER_MS : 0);
+    // At start, this process's own turns are a previous life's, whatever their heartbeat says.
+    await service.#sweepOrphans({ ageMs: options.sharedStore ? ORPHAN_AFTER_MS : 0, includeOwn: true });
     service.#every(options.sharedStore ? HEARTBEAT_MS : LOCAL_HEARTBEAT_MS, 'turn heartbeat', () =>
       options.store.heartbeat([...service.#runs.keys()], options.clock.now().toISOString()),
     );
-    if (options.sharedStore) service.#every(SWEEP_MS, 'orphan sweep', () => service.#sweepOrphans(ORPHAN_AFTER_MS));
+    if (options.sharedStore) service.#every(SWEEP_MS, 'orphan sweep', () => service.#sweepOrphans({ ageMs: ORPHAN_AFTER_MS, includeOwn: false }));
     service.#every(PURGE_MS, 'idempotency key purge', () =>
       options.store.purgeCoordination({ before: new Date(options.clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS).toISOString() }),
     );
@@ -375,12 +376,12 @@ export class TurnService {
     this.#cancelWatcher.stop();
   }
 
-  async #sweepOrphans(ageMs: number): Promise<void> {
+  async #sweepOrphans(options: { ageMs: number; includeOwn: boolean }): Promise<void> {
     const { store, clock, logger, instanceId } = this.#options;
     const now = clock.now();
     const interrupted = await store.interruptOrphans({
-      owner: instanceId,
-      staleBefore: new Date(now.getTime() - ageMs).toISOString(),
+      ...(options.includeOwn ? { owner: instanceId } : {}),
+      staleBefore: new Date(now.getTime() - options.ageMs).toISOString(),
       now: now.toISOString(),
     });
     if (interrupted.length > 0) logger.warn({ turns: interrupted }, 'turns left running by a stopped process were marked interrupted');
