@@ -33,10 +33,17 @@ export async function freePort(): Promise<number> {
  * Starts the service as its own process, as a replica runs in production, and waits until
  * `/healthz` answers. `env` adds to a minimal environment (PATH only from this process).
  */
-export async function startServiceProcess(options: { readonly instanceId: string; readonly env?: Record<string, string>; readonly startTimeoutMs?: number }): Promise<ServiceProcess> {
+export async function startServiceProcess(options: {
+  readonly instanceId: string;
+  readonly env?: Record<string, string>;
+  readonly startTimeoutMs?: number;
+  /** The entry to run, relative to the repository: `src/server.ts` (through tsx) unless given, e.g. the built `dist/src/server.js`. */
+  readonly entry?: string;
+}): Promise<ServiceProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `turn-runtime-${options.instanceId}-`));
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const entry = options.entry ?? 'src/server.ts';
+  const child = spawn(process.execPath, [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent', INSTANCE_ID: options.instanceId, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit'],
