@@ -72,14 +72,16 @@ export class KyselyTurnStore implements TurnStore {
     });
   }
 
-  async heartbeat(turnIds: readonly string[], at: string): Promise<void> {
-    if (turnIds.length === 0) return;
-    await this.#db
+  async heartbeat(turnIds: readonly string[], at: string): Promise<string[]> {
+    if (turnIds.length === 0) return [];
+    const rows = await this.#db
       .updateTable('turns')
       .set({ heartbeat_at: at })
       .where('id', 'in', [...turnIds])
       .where('status', 'in', ['running', 'queued'])
+      .returning('id')
       .execute();
+    return rows.map((row) => row.id);
   }
 
   async interruptOrphans(options: { owner?: string; staleBefore: string; now: string }): Promise<string[]> {

@@ -76,8 +76,8 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   /** Appends the last events and closes the record, atomically. */
   finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void>;
   recordProviderTools(turnId: string, iteration: number, json: string): Promise<void>;
-  /** Marks these running turns as alive. */
-  heartbeat(turnIds: readonly string[], at: string): Promise<void>;
+  /** Marks these turns as alive, if they are still queued or running; returns the ids it marked. */
+  heartbeat(turnIds: readonly string[], at: string): Promise<string[]>;
   /**
    * Ends turns left `running` or `queued` by a process that is gone: those of `owner` (this
    * process's previous life, at start only) and those whose heartbeat is older than `staleBefore`. Each gets a

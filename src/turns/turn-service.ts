@@ -95,9 +95,7 @@ export class TurnService {
     const service = new TurnService(options);
     // At start, this process's own turns are a previous life's, whatever their heartbeat says.
     await service.#sweepOrphans({ ageMs: options.sharedStore ? ORPHAN_AFTER_MS : 0, includeOwn: true });
-    service.#every(options.sharedStore ? HEARTBEAT_MS : LOCAL_HEARTBEAT_MS, 'turn heartbeat', () =>
-      options.store.heartbeat([...service.#runs.keys()], options.clock.now().toISOString()),
-    );
+    service.#every(options.sharedStore ? HEARTBEAT_MS : LOCAL_HEARTBEAT_MS, 'turn heartbeat', () => service.#heartbeat());
     if (options.sharedStore) service.#every(SWEEP_MS, 'orphan sweep', () => service.#sweepOrphans({ ageMs: ORPHAN_AFTER_MS, includeOwn: false }));
     service.#every(PURGE_MS, 'idempotency key purge', () =>
       options.store.purgeCoordination({ before: new Date(options.clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS).toISOString() }),
@@ -374,6 +372,23 @@ export class TurnService {
     for (const run of this.#runs.values()) run.cancel('shutdown');
     await Promise.all(runs.map((run) => run.done));
     this.#cancelWatcher.stop();
+  }
+
+  /**
+   * Proves this process's turns alive. A turn the store no longer holds as live was ended by
+   * another replica that presumed this one dead (it missed its heartbeats): nothing it does
+   * now can be stored, so it stops, and its tools with it.
+   */
+  async #heartbeat(): Promise<void> {
+    const { store, clock, logger } = this.#options;
+    const runs = [...this.#runs.values()];
+    if (runs.length === 0) return;
+    const alive = new Set(await store.heartbeat(runs.map((run) => run.id), clock.now().toISOString()));
+    for (const run of runs) {
+      if (alive.has(run.id) || run.finished) continue;
+      logger.error({ turnId: run.id }, 'another replica ended this turn while it ran here (its heartbeats were late); stopping it');
+      run.cancel('shutdown');
+    }
   }
 
   async #sweepOrphans(options: { ageMs: number; includeOwn: boolean }): Promise<void> {

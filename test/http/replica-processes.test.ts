@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
@@ -191,6 +192,27 @@ describe('replicas as separate processes on PostgreSQL', () => {
     expect(reused.status).toBe(422);
     expect((await readJson(reused)).error.code).toBe('idempotency_key_reused');
   }, 90_000);
+
+  it('stops a turn here when another replica has already ended it (its heartbeats were presumed lost)', async () => {
+    const { stream, turnId } = await start(a, longTurn('presumed-dead'));
+    await stream.waitFor((message) => message.event === 'turn.started');
+    // What another replica's sweep does to a turn whose heartbeat went stale.
+    const client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into turn_events (turn_id, seq, type, body)
+         select $1, coalesce(max(seq), 0) + 1, 'turn.failed', '{"type":"turn.failed"}' from turn_events where turn_id = $1`,
+        [turnId],
+      );
+      await client.query(`update turns set status = 'interrupted', finished_at = now()::text where id = $1`, [turnId]);
+    } finally {
+      await client.end();
+    }
+    await stream.ended;
+    expect(eventsOf(stream).at(-1)).toMatchObject({ type: 'turn.cancelled' });
+    expect((await record(b, turnId)).status).toBe('interrupted');
+  }, 60_000);
 
   it('ends a killed replica’s turns interrupted from another replica, and hands its agent to the next queued turn', async () => {
     const doomed = await start(c, longTurn('orphan-agent'));
