@@ -21,7 +21,7 @@ describe('several turns of one agent', () => {
   const post = (body: unknown, accept = 'text/event-stream') =>
     fetch(`${runtime.baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify(body) });
   const types = (stream: OpenStream) => stream.messages.map((message) => message.event);
-  const record = async (turnId: string) => readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
+  const record = async (turnId: string): Promise<any> => readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
   const cancel = (turnId: string) => fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' });
 
   it('queues turns of a busy agent by default, numbers their places, keeps their streams open with pings and runs them in order', async () => {

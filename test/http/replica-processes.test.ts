@@ -17,18 +17,22 @@ describe('replicas as separate processes on PostgreSQL', () => {
   let a: ServiceProcess;
   let b: ServiceProcess;
   let c: ServiceProcess;
+  const started: ServiceProcess[] = [];
   const env = (): Record<string, string> => ({ DATABASE_URL: schema.url, AGENT_QUEUE_LIMIT: '2', SSE_PING_MS: '200' });
 
   beforeAll(async () => {
     schema = await createPostgresSchema();
     // The first migrates the schema; the others then start side by side.
-    a = await schema.whileSchemasAreStable(() => startServiceProcess({ instanceId: 'replica-a', env: env() }));
-    [b, c] = await schema.whileSchemasAreStable(() =>
-      Promise.all([startServiceProcess({ instanceId: 'replica-b', env: env() }), startServiceProcess({ instanceId: 'replica-c', env: env() })]),
-    );
+    const startReplica = async (instanceId: string) => {
+      const replica = await startServiceProcess({ instanceId, env: env() });
+      started.push(replica);
+      return replica;
+    };
+    a = await schema.whileSchemasAreStable(() => startReplica('replica-a'));
+    [b, c] = await schema.whileSchemasAreStable(() => Promise.all([startReplica('replica-b'), startReplica('replica-c')]));
   }, 180_000);
   afterAll(async () => {
-    await Promise.all([a, b, c].filter((replica) => replica !== undefined).map((replica) => replica.stop()));
+    await Promise.all(started.map((replica) => replica.stop()));
     await schema.drop();
   }, 60_000);
 
@@ -49,7 +53,7 @@ describe('replicas as separate processes on PostgreSQL', () => {
     return { stream, turnId: String(stream.response.headers['turn-id']) };
   };
   const types = (stream: OpenStream) => stream.messages.map((message) => message.event);
-  const record = async (replica: ServiceProcess, turnId: string) => readJson(await fetch(`${replica.baseUrl}/turns/${turnId}`));
+  const record = async (replica: ServiceProcess, turnId: string): Promise<any> => readJson(await fetch(`${replica.baseUrl}/turns/${turnId}`));
 
   it('cancels a turn through a replica that does not run it: 202, and the owner ends it', async () => {
     const { stream, turnId } = await start(a, longTurn('cancel-agent'));

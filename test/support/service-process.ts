@@ -50,7 +50,10 @@ export async function startServiceProcess(options: {
   });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
+    else
+      child.once('exit', () => {
+        resolve();
+      });
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = performance.now() + (options.startTimeoutMs ?? 60_000);
