@@ -7,6 +7,11 @@ import { insertNewTurn } from './kysely-turn-store.js';
 /** Queue priorities: an `interrupt` turn runs before turns that were merely enqueued. */
 const INTERRUPT_PRIORITY = 0;
 const ENQUEUE_PRIORITY = 1;
+/**
+ * A lease is held while its turn has not ended: `running`, and any state a running turn may
+ * pass through (a turn parked for approval still holds its agent).
+ */
+const ENDED_STATUSES = ['completed', 'failed', 'cancelled', 'interrupted'];
 
 /** Carries a decision out of a transaction that must not commit. */
 class RolledBack extends Error {
@@ -78,9 +83,9 @@ export async function promoteQueuedTurn(db: Kysely<Database>, options: { turnId:
     .innerJoin('turns', 'turns.id', 'agent_leases.turn_id')
     .select('agent_leases.turn_id')
     .where('agent_leases.agent_id', '=', options.agentId)
-    .where('turns.status', '=', 'running')
+    .where('turns.status', 'not in', ENDED_STATUSES)
     .executeTakeFirst();
-  if (busy !== undefined) return 'waiting';
+  if (busy !== undefined && busy.turn_id !== options.turnId) return 'waiting';
   return db.transaction().execute(async (trx): Promise<Promotion> => {
     await bumpQueue(trx, options.agentId);
     const turn = await trx.selectFrom('turns').select(['status', 'queue_priority', 'queue_seq']).where('id', '=', options.turnId).executeTakeFirst();
@@ -142,7 +147,7 @@ async function leaseHolder(trx: Transaction<Database>, agentId: string): Promise
     .where('agent_leases.agent_id', '=', agentId)
     .executeTakeFirst();
   if (lease === undefined) return undefined;
-  if (lease.status === 'running') return lease.turn_id;
+  if (lease.status !== null && !ENDED_STATUSES.includes(lease.status)) return lease.turn_id;
   // Its turn ended without giving the agent back (its process died and was swept): take it over.
   await trx.deleteFrom('agent_leases').where('agent_id', '=', agentId).execute();
   return undefined;
