@@ -19,12 +19,14 @@ import { readStoredEvents } from './read-stored-events.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
-import { IDEMPOTENCY_KEY_TTL_MS, idempotencyClaim } from './coordination/idempotency-key.js';
+import { agentBusy, idempotencyKeyReused } from './coordination/coordination-errors.js';
+import { idempotencyClaim } from './coordination/idempotency-key.js';
 import { SignalWaiter } from './coordination/signal-waiter.js';
 import type { TurnSignals } from './coordination/turn-signals.js';
-import { waitForAgent } from './coordination/wait-for-agent.js';
+import { runAdmittedTurn } from './coordination/run-admitted-turn.js';
+import { TurnLiveness } from './coordination/turn-liveness.js';
+import { waitForTurnEnd } from './coordination/wait-for-turn-end.js';
 import type { CancelReason } from './turn-events.js';
-import { resolveTurnOutcome } from './turn-outcome.js';
 
 export interface TurnServiceOptions {
   readonly config: Config;
@@ -56,18 +58,6 @@ export interface StartTurnOptions {
 /** What `submitTurn` did: started a turn in this process, or found the one an idempotency key already made. */
 export type TurnSubmission = { readonly kind: 'started'; readonly run: TurnRun } | { readonly kind: 'replayed'; readonly turnId: string };
 
-/**
- * Liveness across replicas: each process refreshes its turns every HEARTBEAT_MS; another
- * process ends a turn whose heartbeat is ORPHAN_AFTER_MS old, looking every SWEEP_MS. So a
- * dead replica's turns end `interrupted` within ORPHAN_AFTER_MS + HEARTBEAT_MS + SWEEP_MS
- * (14 s) of its death, while a replica has to miss five heartbeats in a row to be presumed dead.
- */
-const HEARTBEAT_MS = 2_000;
-const ORPHAN_AFTER_MS = 10_000;
-const SWEEP_MS = 2_000;
-/** A single process (SQLite) has nobody to prove its liveness to: it sweeps its own turns at start only. */
-const LOCAL_HEARTBEAT_MS = 15_000;
-const PURGE_MS = 10 * 60_000;
 /** How long a cancel through another replica waits for the owner to end the turn before answering. */
 const REMOTE_CANCEL_WAIT_MS = 5_000;
 
@@ -81,8 +71,8 @@ export class TurnService {
   readonly #runs = new Map<string, TurnRun>();
   /** Of #runs, those still waiting in their agent's queue. */
   readonly #queued = new Set<string>();
-  readonly #timers: NodeJS.Timeout[] = [];
   readonly #cancelWatcher: CancelWatcher;
+  #liveness: TurnLiveness | undefined;
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
@@ -93,13 +83,14 @@ export class TurnService {
   /** Interrupts turns a dead process left running, then starts the heartbeat and the sweep. */
   static async start(options: TurnServiceOptions): Promise<TurnService> {
     const service = new TurnService(options);
-    // At start, this process's own turns are a previous life's, whatever their heartbeat says.
-    await service.#sweepOrphans({ ageMs: options.sharedStore ? ORPHAN_AFTER_MS : 0, includeOwn: true });
-    service.#every(options.sharedStore ? HEARTBEAT_MS : LOCAL_HEARTBEAT_MS, 'turn heartbeat', () => service.#heartbeat());
-    if (options.sharedStore) service.#every(SWEEP_MS, 'orphan sweep', () => service.#sweepOrphans({ ageMs: ORPHAN_AFTER_MS, includeOwn: false }));
-    service.#every(PURGE_MS, 'idempotency key purge', () =>
-      options.store.purgeCoordination({ before: new Date(options.clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS).toISOString() }),
-    );
+    service.#liveness = await TurnLiveness.start({
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      instanceId: options.instanceId,
+      sharedStore: options.sharedStore,
+      runs: service.#runs,
+    });
     return service;
   }
 
@@ -188,7 +179,7 @@ export class TurnService {
     const admission = await store.admitTurn(admissionRequest);
     if (admission.kind === 'replay') return { kind: 'replayed', turnId: admission.turnId };
     if (admission.kind === 'key_reused') throw idempotencyKeyReused(admission.turnId);
-    if (admission.kind === 'busy') throw agentBusy(request.agent.id, admission.reason, config.limits.agentQueueLimit);
+    if (admission.kind === 'busy') throw agentBusy({ agentId: request.agent.id, reason: admission.reason, queueLimit: config.limits.agentQueueLimit });
 
     const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger });
     this.#runs.set(turnId, run);
@@ -223,36 +214,22 @@ export class TurnService {
         });
       }
     }
-    void this.#runAdmitted({ run, queued: admission.kind === 'queued', takesAgent, start, logger: turnLogger });
+    const { signals, instanceId } = this.#options;
+    void runAdmittedTurn({
+      run,
+      queued: admission.kind === 'queued',
+      takesAgent,
+      start,
+      onLeftQueue: () => this.#queued.delete(turnId),
+      store,
+      signals,
+      clock,
+      owner: instanceId,
+      logger: turnLogger,
+    }).finally(() => {
+      this.#runs.delete(turnId);
+    });
     return { kind: 'started', run };
-  }
-
-  /** Waits for the agent when queued, runs the turn, then gives the agent back and wakes whoever waits for it. */
-  async #runAdmitted(options: { run: TurnRun; queued: boolean; takesAgent: boolean; start: () => Promise<void>; logger: Logger }): Promise<void> {
-    const { run, logger } = options;
-    const { store, signals, clock, instanceId } = this.#options;
-    try {
-      const holdsAgent =
-        !options.queued || (await waitForAgent({ store, signals, clock, turnId: run.id, agentId: run.agentId, owner: instanceId, signal: run.signal }));
-      this.#queued.delete(run.id);
-      if (holdsAgent) await options.start();
-      else {
-        // Cancelled while it waited: it never started, so there is no `turn.started`.
-        const terminal = resolveTurnOutcome({ outcome: { kind: 'cancelled', iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } }, kind: run.kind, maxIterations: 0, cancelReason: run.cancelReason });
-        await run.finish(terminal.event, terminal.finish);
-      }
-    } catch (error) {
-      logger.error({ err: error }, 'a turn could not be finished');
-    } finally {
-      this.#queued.delete(run.id);
-      this.#runs.delete(run.id);
-      if (options.takesAgent) {
-        await store.releaseAgentLease({ agentId: run.agentId, turnId: run.id }).catch((error: unknown) => {
-          logger.error({ err: error }, 'could not give the agent back; the next turn takes it over');
-        });
-        await signals.publish('agent', run.agentId);
-      }
-    }
   }
 
   async getTurn(turnId: string): Promise<TurnRecord> {
@@ -286,7 +263,7 @@ export class TurnService {
       throw new ServiceError({ statusCode: 409, code: 'turn_not_running', message: `turn "${turnId}" ${why}` });
     }
     await this.#cancelAnywhere(turnId, 'cancel_requested');
-    return this.#waitForEnd(turnId, REMOTE_CANCEL_WAIT_MS);
+    return (await waitForTurnEnd({ store: this.#options.store, signals: this.#options.signals, turnId, timeoutMs: REMOTE_CANCEL_WAIT_MS })) ?? record;
   }
 
   /** Cancels a turn wherever it runs: directly here, else by a stored request its owner watches for. */
@@ -298,22 +275,6 @@ export class TurnService {
     }
     await this.#options.store.requestCancel({ turnId, reason, at: this.#options.clock.now().toISOString() });
     await this.#options.signals.publish('cancel', turnId);
-  }
-
-  /** The turn's record once it has ended, or as it is after `timeoutMs`. */
-  async #waitForEnd(turnId: string, timeoutMs: number): Promise<TurnRecord> {
-    const waiter = new SignalWaiter({ signals: this.#options.signals, topic: 'events', id: turnId });
-    const deadline = performance.now() + timeoutMs;
-    try {
-      for (;;) {
-        const record = await this.getTurn(turnId);
-        const remaining = deadline - performance.now();
-        if ((record.status !== 'running' && record.status !== 'queued') || remaining <= 0) return record;
-        await waiter.wait(Math.min(remaining, 100));
-      }
-    } finally {
-      waiter.dispose();
-    }
   }
 
   /**
@@ -364,7 +325,7 @@ export class TurnService {
   /** Drains: waits up to the grace period for running turns, then cancels the rest. */
   async shutdown(): Promise<void> {
     this.beginDrain();
-    for (const timer of this.#timers) clearInterval(timer);
+    this.#liveness?.stop();
     // A queued turn has not started: it ends now rather than start during the drain.
     for (const turnId of this.#queued) this.#runs.get(turnId)?.cancel('shutdown');
     const runs = [...this.#runs.values()];
@@ -374,59 +335,6 @@ export class TurnService {
     this.#cancelWatcher.stop();
   }
 
-  /**
-   * Proves this process's turns alive. A turn the store no longer holds as live was ended by
-   * another replica that presumed this one dead (it missed its heartbeats): nothing it does
-   * now can be stored, so it stops, and its tools with it.
-   */
-  async #heartbeat(): Promise<void> {
-    const { store, clock, logger } = this.#options;
-    const runs = [...this.#runs.values()];
-    if (runs.length === 0) return;
-    const alive = new Set(await store.heartbeat(runs.map((run) => run.id), clock.now().toISOString()));
-    for (const run of runs) {
-      if (alive.has(run.id) || run.finished) continue;
-      logger.error({ turnId: run.id }, 'another replica ended this turn while it ran here (its heartbeats were late); stopping it');
-      run.cancel('shutdown');
-    }
-  }
-
-  async #sweepOrphans(options: { ageMs: number; includeOwn: boolean }): Promise<void> {
-    const { store, clock, logger, instanceId } = this.#options;
-    const now = clock.now();
-    const interrupted = await store.interruptOrphans({
-      ...(options.includeOwn ? { owner: instanceId } : {}),
-      staleBefore: new Date(now.getTime() - options.ageMs).toISOString(),
-      now: now.toISOString(),
-    });
-    if (interrupted.length > 0) logger.warn({ turns: interrupted }, 'turns left running by a stopped process were marked interrupted');
-  }
-
-  #every(intervalMs: number, what: string, task: () => Promise<unknown>): void {
-    const timer = setInterval(() => {
-      task().catch((error: unknown) => {
-        this.#options.logger.warn({ err: error }, `${what} failed`);
-      });
-    }, intervalMs);
-    timer.unref();
-    this.#timers.push(timer);
-  }
-}
-
-function idempotencyKeyReused(turnId: string): ServiceError {
-  return new ServiceError({
-    statusCode: 422,
-    code: 'idempotency_key_reused',
-    message: `this Idempotency-Key already made turn "${turnId}" with a different request body; use a new key for a new request`,
-  });
-}
-
-function agentBusy(agentId: string, reason: 'running' | 'queue_full', queueLimit: number): ServiceError {
-  const message =
-    reason === 'running'
-      ? `agent "${agentId}" already has a turn running (multitask "reject"); retry when it ends, or send multitask "enqueue"`
-      : `agent "${agentId}" already has ${queueLimit} turns queued (AGENT_QUEUE_LIMIT); retry when one has run`;
-  return new ServiceError({ statusCode: 409, code: 'agent_busy', message });
 }
 
 /** The turn's tool catalog; two tools with one identity is the server's fault (a 500 that says which). */
