@@ -46,6 +46,11 @@ export class PostgresTurnSignals implements TurnSignals {
     }
   }
 
+  /** The PostgreSQL backend that listens for this process (for operators' pg_stat_activity), while connected. */
+  get backendProcessId(): number | undefined {
+    return this.#client === undefined ? undefined : this.#ownProcessId;
+  }
+
   subscribe(topic: SignalTopic, id: string, listener: () => void): () => void {
     return this.#listeners.subscribe(topic, id, listener);
   }
@@ -63,7 +68,7 @@ export class PostgresTurnSignals implements TurnSignals {
   }
 
   async #open(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: 5_000, application_name: 'turn-runtime signals' });
     client.on('notification', (message) => {
       // Our own NOTIFYs were delivered locally when they were sent; the trigger's are not ours.
       if (message.processId === this.#ownProcessId && !message.payload?.startsWith('events:')) return;
