@@ -2,39 +2,79 @@ import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
 import { z } from 'zod';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
+import { collectReplayedTurn, streamReplayedTurn } from '../src/http/replay-turn.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
+import { IDEMPOTENCY_KEY_PATTERN, idempotencyScope } from '../src/turns/coordination/idempotency-key.js';
 import type { TurnService } from '../src/turns/turn-service.js';
 
 export interface TurnRoutesOptions {
   readonly service: TurnService;
   readonly ssePingMs: number;
+  /** Idempotency keys are scoped to the bearer token when auth is on, to the server otherwise. */
+  readonly authEnabled: boolean;
 }
+
+const startHeaders = z.looseObject({
+  'idempotency-key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1 to 200 visible ASCII characters (0x21-0x7E)')
+    .optional()
+    .describe('Makes the request safe to retry: the same key with the same body answers the turn it made (header `idempotent-replayed: true`), kept at least 24 h per bearer token.'),
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a non-negative decimal integer')
+    .optional()
+    .describe('On a retried idempotent stream: replay only the events after this seq.'),
+});
 
 const turnParams = z.object({ id: z.string().min(1).max(200) });
 const notAcceptable = () =>
   new ServiceError({ statusCode: 406, code: 'not_acceptable', message: 'Accept text/event-stream, application/x-ndjson or application/json' });
 
 /** `POST /turns`, `GET /turns/:id`, `GET /turns/:id/tools`, `POST /turns/:id/cancel`. */
-export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, { service, ssePingMs }) => {
+export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, { service, ssePingMs, authEnabled }) => {
   app.post(
     '/turns',
     {
       schema: {
         summary: 'Run one turn',
         description:
-          'Assembles the turn\'s tools and runs the loop. By `Accept`: Server-Sent Events (`text/event-stream`, `*/*` or none), NDJSON (`application/x-ndjson`), both flushed as events happen; or `application/json`, which waits for the end and answers with the record and its events. The `turn-id` header names the turn. A streaming client that disconnects aborts the turn.',
+          'Assembles the turn\'s tools and runs the loop. By `Accept`: Server-Sent Events (`text/event-stream`, `*/*` or none), NDJSON (`application/x-ndjson`), both flushed as events happen; or `application/json`, which waits for the end and answers with the record and its events. The `turn-id` header names the turn. A streaming client that disconnects aborts the turn. With `Idempotency-Key`, a retry answers the turn the key made (in the `Accept` it asks for, header `idempotent-replayed: true`), `422 idempotency_key_reused` when the body differs. `multitask` decides what happens while the agent has a turn running: a queued turn streams `turn.queued` first, `409 agent_busy` when it may not wait.',
         tags: ['turns'],
         body: turnRequestSchema,
-        response: { 200: turnWithEventsSchema, 406: errorEnvelopeSchema, 413: errorEnvelopeSchema, 415: errorEnvelopeSchema, ...commonErrorResponses },
+        headers: startHeaders,
+        response: {
+          200: turnWithEventsSchema,
+          406: errorEnvelopeSchema,
+          409: errorEnvelopeSchema.describe('`agent_busy`: multitask `reject` while the agent has a turn running, or its queue is full.'),
+          413: errorEnvelopeSchema,
+          415: errorEnvelopeSchema,
+          422: errorEnvelopeSchema.describe('`idempotency_key_reused`: the key already made a turn with another body.'),
+          ...commonErrorResponses,
+        },
       },
     },
     async (request, reply) => {
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
-      const run = await service.startTurn(request.body);
+      const key = request.headers['idempotency-key'];
+      const submission = await service.submitTurn(
+        request.body,
+        key === undefined ? {} : { idempotency: { scope: idempotencyScope({ authEnabled, authorization: request.headers.authorization }), key } },
+      );
+      if (submission.kind === 'replayed') {
+        const { turnId } = submission;
+        if (format !== 'json') {
+          await streamReplayedTurn({ service, turnId, afterSeq: Number(request.headers['last-event-id'] ?? '0'), reply, format, pingMs: ssePingMs });
+          return reply;
+        }
+        const events = await collectReplayedTurn({ service, turnId, reply });
+        return { ...(await service.getTurn(turnId)), events };
+      }
+      const { run } = submission;
       if (format !== 'json') {
         streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
         return reply;
@@ -77,7 +117,8 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
     {
       schema: {
         summary: 'Cancel a running turn',
-        description: 'Ends the turn with `turn.cancelled` (reason `cancel_requested`) and answers 202 with its record.',
+        description:
+          'Ends the turn with `turn.cancelled` (reason `cancel_requested`) and answers 202 with its record; a queued turn ends without ever starting. Works through any replica: the one running the turn aborts it within a second, and the answer waits for that (up to 5 s, then it is the record as it stands).',
         tags: ['turns'],
         params: turnParams,
         response: { 202: turnRecordSchema, 404: errorEnvelopeSchema, 409: errorEnvelopeSchema, ...commonErrorResponses },

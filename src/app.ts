@@ -92,7 +92,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
+  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled: config.http.apiToken !== undefined });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });

@@ -19,6 +19,8 @@ import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
 import { createSharedOpenAIClient } from './turns/create-model-client.js';
+import { openTurnSignals } from './turns/coordination/open-turn-signals.js';
+import type { TurnSignals } from './turns/coordination/turn-signals.js';
 import { TurnService } from './turns/turn-service.js';
 
 export interface Runtime {
@@ -42,7 +44,9 @@ export async function createRuntime(options: {
 }): Promise<Runtime> {
   const { config, logger } = options;
   const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let signals: TurnSignals | undefined;
   try {
+    signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
     const clock = options.clock ?? systemClock;
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
@@ -94,14 +98,17 @@ export async function createRuntime(options: {
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
       instanceId: config.instanceId ?? hostname(),
       sharedStore: config.databaseUrl !== undefined,
+      signals,
     });
     const app = await buildApp({ config, logger, service, brain: store.brain, clock });
     app.addHook('onClose', async () => {
       await services.mcp.close();
+      await signals?.close();
       await store.close();
     });
     return { app, service, store };
   } catch (error) {
+    await signals?.close();
     await store.close();
     throw error;
   }

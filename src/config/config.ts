@@ -52,6 +52,8 @@ export const environmentSchema = z.object({
   MAX_TURN_TIMEOUT_MS: integer(1_000, 86_400_000).default(3_600_000),
   TOOL_TIMEOUT_MS: integer(100, 3_600_000).default(120_000),
   PARALLEL_TOOL_LIMIT: integer(1, 64).default(4),
+  /** Turns that may wait in one agent's queue (multitask `enqueue`); one more is `409 agent_busy`. */
+  AGENT_QUEUE_LIMIT: integer(0, 1_000).default(8),
 
   SANDBOX_BWRAP_PATH: z.string().default('bwrap'),
   /** Runs commands with no sandbox at all. Only for machines that are themselves disposable. */
@@ -116,6 +118,7 @@ export interface Config {
     readonly maxTimeoutMs: number;
     readonly toolTimeoutMs: number;
     readonly parallelToolLimit: number;
+    readonly agentQueueLimit: number;
   };
   readonly sandbox: {
     readonly bwrapPath: string;
@@ -209,6 +212,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       maxTimeoutMs: env.MAX_TURN_TIMEOUT_MS,
       toolTimeoutMs: env.TOOL_TIMEOUT_MS,
       parallelToolLimit: env.PARALLEL_TOOL_LIMIT,
+      agentQueueLimit: env.AGENT_QUEUE_LIMIT,
     },
     sandbox: {
       bwrapPath: env.SANDBOX_BWRAP_PATH,

@@ -8,6 +8,10 @@ export interface Database {
   turn_tools: TurnToolsTable;
   turn_provider_tools: TurnProviderToolsTable;
   todos: TodosTable;
+  agent_queues: AgentQueuesTable;
+  agent_leases: AgentLeasesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  turn_cancel_requests: TurnCancelRequestsTable;
 }
 
 export interface TurnsTable {
@@ -28,6 +32,9 @@ export interface TurnsTable {
   owner: string;
   heartbeat_at: string;
   task_json: string | null;
+  queued_at: string | null;
+  queue_priority: number | null;
+  queue_seq: number | null;
 }
 
 export interface TurnEventsTable {
@@ -61,4 +68,32 @@ export interface TodosTable {
   items_json: string;
   updated_at: string;
   revision: Generated<number>;
+}
+
+export interface AgentQueuesTable {
+  agent_id: string;
+  next_seq: number;
+}
+
+export interface AgentLeasesTable {
+  agent_id: string;
+  turn_id: string;
+  owner: string;
+  taken_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  /** SHA-256 of the bearer token, hex; `server` when auth is off. */
+  scope: string;
+  key: string;
+  /** SHA-256 of the request body's canonical JSON, hex. */
+  body_hash: string;
+  turn_id: string;
+  created_at: string;
+}
+
+export interface TurnCancelRequestsTable {
+  turn_id: string;
+  reason: string;
+  requested_at: string;
 }

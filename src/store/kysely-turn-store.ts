@@ -3,7 +3,9 @@ import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { BrainStore } from '../brain/brain-store.js';
 import { createBrainStore } from '../brain/create-brain-store.js';
 import type { TodoItem } from '../tools/todo/todo-store.js';
-import type { TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
+import type { CancelReason, TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
+import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
+import * as coordination from './kysely-coordination.js';
 import type { Database } from './database-schema.js';
 import { migrations } from './migrations.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
@@ -37,35 +39,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
-    const { record } = turn;
-    await this.#db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('turns')
-        .values({
-          id: record.id,
-          agent_id: record.agentId,
-          kind: record.kind,
-          status: record.status,
-          model: record.model,
-          created_at: record.createdAt,
-          finished_at: null,
-          iterations: 0,
-          output: null,
-          result_json: null,
-          error_json: null,
-          outcome: null,
-          input_tokens: 0,
-          output_tokens: 0,
-          owner: turn.owner,
-          heartbeat_at: record.createdAt,
-          task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
-        })
-        .execute();
-      const toolsHash = await saveToolSet(trx, turn.toolsJson);
-      const providerHash = await saveToolSet(trx, turn.providerToolsJson);
-      await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash, unavailable_json: turn.unavailableJson }).execute();
-      await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
-    });
+    await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn));
   }
 
   async appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void> {
@@ -102,17 +76,19 @@ export class KyselyTurnStore implements TurnStore {
     });
   }
 
-  async heartbeat(turnIds: readonly string[], at: string): Promise<void> {
-    if (turnIds.length === 0) return;
-    await this.#db
+  async heartbeat(turnIds: readonly string[], at: string): Promise<string[]> {
+    if (turnIds.length === 0) return [];
+    const rows = await this.#db
       .updateTable('turns')
       .set({ heartbeat_at: at })
       .where('id', 'in', [...turnIds])
-      .where('status', '=', 'running')
+      .where('status', 'in', ['running', 'queued'])
+      .returning('id')
       .execute();
+    return rows.map((row) => row.id);
   }
 
-  async interruptOrphans(options: { owner: string; staleBefore: string; now: string }): Promise<string[]> {
+  async interruptOrphans(options: { owner?: string; staleBefore: string; now: string }): Promise<string[]> {
     return this.#db.transaction().execute(async (trx) => {
       const orphans = await trx
         .selectFrom('turns')
@@ -123,8 +99,8 @@ export class KyselyTurnStore implements TurnStore {
           'output_tokens',
           eb.selectFrom('turn_events').select((inner) => inner.fn.coalesce(inner.fn.max('seq'), inner.lit(0)).as('seq')).whereRef('turn_events.turn_id', '=', 'turns.id').as('last_seq'),
         ])
-        .where('status', '=', 'running')
-        .where((eb) => eb.or([eb('owner', '=', options.owner), eb('heartbeat_at', '<', options.staleBefore)]))
+        .where('status', 'in', ['running', 'queued'])
+        .where((eb) => eb.or([...(options.owner === undefined ? [] : [eb('owner', '=', options.owner)]), eb('heartbeat_at', '<', options.staleBefore)]))
         .execute();
       for (const orphan of orphans) {
         const error: TurnError = {
@@ -169,6 +145,7 @@ export class KyselyTurnStore implements TurnStore {
       error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
       outcome: row.outcome,
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+      ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
     };
   }
 
@@ -235,9 +212,78 @@ export class KyselyTurnStore implements TurnStore {
       .execute();
   }
 
+  admitTurn(request: AdmissionRequest): Promise<Admission> {
+    return coordination.admitTurn(this.#db, request);
+  }
+
+  promoteQueuedTurn(options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
+    return coordination.promoteQueuedTurn(this.#db, options);
+  }
+
+  releaseAgentLease(options: { agentId: string; turnId: string }): Promise<void> {
+    return coordination.releaseAgentLease(this.#db, options);
+  }
+
+  findIdempotencyKey(options: { scope: string; key: string }): Promise<{ turnId: string; bodyHash: string } | undefined> {
+    return coordination.findIdempotencyKey(this.#db, options);
+  }
+
+  purgeCoordination(options: { before: string }): Promise<void> {
+    return coordination.purgeCoordination(this.#db, options);
+  }
+
+  requestCancel(options: { turnId: string; reason: CancelReason; at: string }): Promise<void> {
+    return coordination.requestCancel(this.#db, options);
+  }
+
+  listCancelRequests(turnIds: readonly string[]): Promise<{ turnId: string; reason: CancelReason }[]> {
+    return coordination.listCancelRequests(this.#db, turnIds);
+  }
+
   async close(): Promise<void> {
     await this.#db.destroy();
   }
+}
+
+/** Inserts a new turn's record and what it was given; `placement` says whether it waits in its agent's queue. */
+export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, placement?: TurnPlacement): Promise<void> {
+  const { record } = turn;
+  await trx
+    .insertInto('turns')
+    .values({
+      id: record.id,
+      agent_id: record.agentId,
+      kind: record.kind,
+      status: placement?.status ?? record.status,
+      model: record.model,
+      created_at: record.createdAt,
+      finished_at: null,
+      iterations: 0,
+      output: null,
+      result_json: null,
+      error_json: null,
+      outcome: null,
+      input_tokens: 0,
+      output_tokens: 0,
+      owner: turn.owner,
+      heartbeat_at: record.createdAt,
+      task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
+      queued_at: placement?.status === 'queued' ? record.createdAt : null,
+      queue_priority: placement?.priority ?? null,
+      queue_seq: placement?.seq ?? null,
+    })
+    .execute();
+  const toolsHash = await saveToolSet(trx, turn.toolsJson);
+  const providerHash = await saveToolSet(trx, turn.providerToolsJson);
+  await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash, unavailable_json: turn.unavailableJson }).execute();
+  await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
+}
+
+/** Where a new turn goes: straight to `running`, or into its agent's queue at (priority, seq). */
+export interface TurnPlacement {
+  readonly status: 'running' | 'queued';
+  readonly priority?: number;
+  readonly seq?: number;
 }
 
 /** Keeps a tool list's JSON once, under its SHA-256; returns the hash. */

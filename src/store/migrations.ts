@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { brainPagesMigration } from '../brain/brain-pages-migration.js';
+import { coordinationMigration } from './coordination-migration.js';
 
 /**
  * The store's migrations, in order. Written once for SQLite and PostgreSQL alike: text for
@@ -79,4 +80,5 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '2026-12-01-brain-001-pages': brainPagesMigration,
+  '2026-12-01-replicas-001-coordination': coordinationMigration,
 };

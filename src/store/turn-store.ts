@@ -1,9 +1,10 @@
 import type { BrainStore } from '../brain/brain-store.js';
 import type { JsonObject } from '../json.js';
+import type { CoordinationStore } from './coordination-store.js';
 import type { TodoStore } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
 
-export type TurnStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** A turn as `GET /turns/:id` shows it. */
 export interface TurnRecord {
@@ -21,6 +22,8 @@ export interface TurnRecord {
   readonly error: TurnError | null;
   readonly outcome: string | null;
   readonly usage: TurnUsage;
+  /** When the turn was put in its agent's queue; absent when it never waited. */
+  readonly queuedAt?: string;
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */
@@ -59,7 +62,7 @@ export interface NewTurn {
 
 /** How a turn ended: the record's closing fields. */
 export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
-  readonly status: Exclude<TurnStatus, 'running'>;
+  readonly status: Exclude<TurnStatus, 'running' | 'queued'>;
   readonly finishedAt: string;
 };
 
@@ -67,7 +70,7 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
  * Where turns live: the record, every event in order, what the turn was given, and each
  * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
  */
-export interface TurnStore extends TodoStore {
+export interface TurnStore extends TodoStore, CoordinationStore {
   /** Each agent's Brain pages, in the same database. */
   readonly brain: BrainStore;
   createTurn(turn: NewTurn): Promise<void>;
@@ -76,14 +79,14 @@ export interface TurnStore extends TodoStore {
   /** Appends the last events and closes the record, atomically. */
   finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void>;
   recordProviderTools(turnId: string, iteration: number, json: string): Promise<void>;
-  /** Marks these running turns as alive. */
-  heartbeat(turnIds: readonly string[], at: string): Promise<void>;
+  /** Marks these turns as alive, if they are still queued or running; returns the ids it marked. */
+  heartbeat(turnIds: readonly string[], at: string): Promise<string[]>;
   /**
-   * Ends turns left `running` by a process that is gone: those of `owner` (this process's
-   * previous life) and those whose heartbeat is older than `staleBefore`. Each gets a
+   * Ends turns left `running` or `queued` by a process that is gone: those of `owner` (this
+   * process's previous life, at start only) and those whose heartbeat is older than `staleBefore`. Each gets a
    * terminal `turn.failed` event with code `interrupted`. Returns their ids.
    */
-  interruptOrphans(options: { readonly owner: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
+  interruptOrphans(options: { readonly owner?: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
   getTurn(turnId: string): Promise<TurnRecord | undefined>;
   getTask(turnId: string): Promise<StoredTask | undefined>;
   getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined>;

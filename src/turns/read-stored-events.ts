@@ -18,6 +18,8 @@ export async function readStoredEvents(options: {
   readonly signal: AbortSignal;
   readonly runsHere: () => boolean;
   readonly onEvent: (event: StoredEvent) => void;
+  /** Waits before the next poll; by default `POLL_MS`. A store that signals new events returns earlier. */
+  readonly waitForMore?: (pollMs: number, signal: AbortSignal) => Promise<void>;
 }): Promise<{ readonly lastSeq: number; readonly ended: boolean }> {
   let lastSeq = options.afterSeq;
   for (;;) {
@@ -29,6 +31,6 @@ export async function readStoredEvents(options: {
     }
     if (page.length === EVENT_PAGE) continue;
     if (!options.follow || options.signal.aborted || options.runsHere()) return { lastSeq, ended: false };
-    await pause(POLL_MS, options.signal);
+    await (options.waitForMore === undefined ? pause(POLL_MS, options.signal) : options.waitForMore(POLL_MS, options.signal));
   }
 }

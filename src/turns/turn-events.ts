@@ -12,7 +12,7 @@ const repairSchema = z
 const jsonObject = z.record(z.string(), z.unknown());
 
 export const turnKindSchema = z.enum(['text', 'workflow_task']);
-export const cancelReasonSchema = z.enum(['client_disconnected', 'cancel_requested', 'timeout', 'shutdown']);
+export const cancelReasonSchema = z.enum(['client_disconnected', 'cancel_requested', 'timeout', 'shutdown', 'superseded']);
 export const toolFailureCodeSchema = z.enum(['invalid_arguments', 'unknown_tool', 'tool_error', 'timeout', 'aborted', 'skipped']);
 
 const envelope = {
@@ -31,6 +31,11 @@ const turnStarted = z.object({
   unavailableSources: z
     .array(z.object({ source: z.string(), reason: z.string() }))
     .describe('Sources the agent asked for that this server cannot serve; they contributed no tool.'),
+});
+const turnQueued = z.object({
+  type: z.literal('turn.queued'),
+  ...envelope,
+  position: z.number().int().min(1).describe('Place in the agent\'s queue when the turn was queued; 1 runs next.'),
 });
 const messageDelta = z.object({ type: z.literal('message.delta'), ...envelope, iteration: z.number().int(), delta: z.string() });
 const messageCompleted = z.object({ type: z.literal('message.completed'), ...envelope, iteration: z.number().int(), text: z.string() });
@@ -106,6 +111,7 @@ const turnCancelled = z.object({
 });
 
 export const turnEventSchema = z.discriminatedUnion('type', [
+  turnQueued,
   turnStarted,
   messageDelta,
   messageCompleted,

@@ -7,6 +7,7 @@ const CANCEL_MESSAGES: Record<CancelReason, string> = {
   cancel_requested: 'the turn was cancelled on request',
   timeout: 'the turn ran out of time',
   shutdown: 'the server shut down before the turn finished',
+  superseded: 'a newer turn of the same agent interrupted this one',
 };
 
 /**

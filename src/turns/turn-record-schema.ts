@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from './turn-events.js';
 
-export const turnStatusSchema = z.enum(['running', 'completed', 'failed', 'cancelled', 'interrupted']);
+export const turnStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 
 /** The turn record of `GET /turns/:id`. */
 export const turnRecordSchema = z
@@ -22,6 +22,7 @@ export const turnRecordSchema = z
       .nullable()
       .describe('How the turn ended: final_answer, terminated, result_submitted, iteration_exhausted, an error code, or cancelled.'),
     usage: usageSchema,
+    queuedAt: z.string().optional().describe('When the turn was put in its agent\'s queue (multitask `enqueue` or `interrupt`); absent when it never waited.'),
   })
   .meta({ id: 'TurnRecord' });
 

@@ -62,6 +62,9 @@ export const agentToolsSchema = z
   })
   .describe('The agent context for assembly. Each source is off unless set.');
 
+export const multitaskSchema = z.enum(['enqueue', 'reject', 'interrupt', 'concurrent']);
+export type Multitask = z.infer<typeof multitaskSchema>;
+
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export const turnRequestSchema = z
@@ -86,6 +89,11 @@ export const turnRequestSchema = z
       })
       .optional()
       .describe('Optional caps; the server clamps them to its own maximums.'),
+    multitask: multitaskSchema
+      .optional()
+      .describe(
+        'What happens when the agent already has a turn running (on any replica): `enqueue` (default) waits in the agent\'s queue, `reject` answers 409 agent_busy, `interrupt` cancels the running turn (reason `superseded`) and runs next, `concurrent` runs at once beside it in the same home. `workflow_task` turns always run concurrently.',
+      ),
     task: z
       .strictObject({
         instructions: z.string().min(1).max(200_000),
@@ -97,6 +105,9 @@ export const turnRequestSchema = z
   .superRefine((request, context) => {
     if (request.kind === 'workflow_task' && request.task === undefined) {
       context.addIssue({ code: 'custom', path: ['task'], message: 'required when kind is "workflow_task"' });
+    }
+    if (request.kind === 'workflow_task' && request.multitask !== undefined && request.multitask !== 'concurrent') {
+      context.addIssue({ code: 'custom', path: ['multitask'], message: 'workflow_task turns never take their agent and always run concurrently' });
     }
     if (request.kind === 'text' && request.task !== undefined) {
       context.addIssue({ code: 'custom', path: ['task'], message: 'only allowed when kind is "workflow_task"' });

@@ -8,6 +8,7 @@ import { pause, whenAborted } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
+import type { AdmissionRequest } from '../store/coordination-store.js';
 import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
@@ -17,6 +18,15 @@ import { toToolSnapshot } from './provider-tools.js';
 import { readStoredEvents } from './read-stored-events.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
+import { CancelWatcher } from './coordination/cancel-watcher.js';
+import { agentBusy, idempotencyKeyReused } from './coordination/coordination-errors.js';
+import { idempotencyClaim } from './coordination/idempotency-key.js';
+import { SignalWaiter } from './coordination/signal-waiter.js';
+import type { TurnSignals } from './coordination/turn-signals.js';
+import { runAdmittedTurn } from './coordination/run-admitted-turn.js';
+import { TurnLiveness } from './coordination/turn-liveness.js';
+import { waitForTurnEnd } from './coordination/wait-for-turn-end.js';
+import type { CancelReason } from './turn-events.js';
 
 export interface TurnServiceOptions {
   readonly config: Config;
@@ -31,10 +41,25 @@ export interface TurnServiceOptions {
   readonly instanceId: string;
   /** True when other replicas share the store, so only stale heartbeats mark a turn orphaned. */
   readonly sharedStore: boolean;
+  /** Wake-ups between the processes sharing the store (LISTEN/NOTIFY on PostgreSQL). */
+  readonly signals: TurnSignals;
 }
 
-const HEARTBEAT_MS = 15_000;
-const ORPHAN_AFTER_MS = 60_000;
+/** Options of one start; everything else is in the request. */
+export interface StartTurnOptions {
+  /**
+   * Makes the start idempotent: within `scope`, the same `key` with the same request never
+   * starts a second turn (on any replica), and with a different request is `422
+   * idempotency_key_reused`. Scope it to whoever sends the key (a token digest, a job id …).
+   */
+  readonly idempotency?: { readonly scope: string; readonly key: string };
+}
+
+/** What `submitTurn` did: started a turn in this process, or found the one an idempotency key already made. */
+export type TurnSubmission = { readonly kind: 'started'; readonly run: TurnRun } | { readonly kind: 'replayed'; readonly turnId: string };
+
+/** How long a cancel through another replica waits for the owner to end the turn before answering. */
+const REMOTE_CANCEL_WAIT_MS = 5_000;
 
 /**
  * Runs turns: plans them, creates their records, drives the loop in the background, and ends
@@ -44,19 +69,28 @@ const ORPHAN_AFTER_MS = 60_000;
 export class TurnService {
   readonly #options: TurnServiceOptions;
   readonly #runs = new Map<string, TurnRun>();
-  readonly #timers: NodeJS.Timeout[] = [];
+  /** Of #runs, those still waiting in their agent's queue. */
+  readonly #queued = new Set<string>();
+  readonly #cancelWatcher: CancelWatcher;
+  #liveness: TurnLiveness | undefined;
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
     this.#options = options;
+    this.#cancelWatcher = new CancelWatcher({ store: options.store, signals: options.signals, runs: this.#runs, logger: options.logger });
   }
 
   /** Interrupts turns a dead process left running, then starts the heartbeat and the sweep. */
   static async start(options: TurnServiceOptions): Promise<TurnService> {
     const service = new TurnService(options);
-    await service.#sweepOrphans(options.sharedStore ? ORPHAN_AFTER_MS : 0);
-    service.#every(HEARTBEAT_MS, 'turn heartbeat', () => options.store.heartbeat([...service.#runs.keys()], options.clock.now().toISOString()));
-    if (options.sharedStore) service.#every(ORPHAN_AFTER_MS / 2, 'orphan sweep', () => service.#sweepOrphans(ORPHAN_AFTER_MS));
+    service.#liveness = await TurnLiveness.start({
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      instanceId: options.instanceId,
+      sharedStore: options.sharedStore,
+      runs: service.#runs,
+    });
     return service;
   }
 
@@ -68,10 +102,35 @@ export class TurnService {
     return this.#runs.size;
   }
 
-  /** Validates, plans and starts a turn. Resolves once its record and `turn.started` exist. */
+  /**
+   * Validates, plans and starts a turn, following its `multitask` rule. Resolves once its
+   * record and first event (`turn.started`, or `turn.queued` when it waits for its agent)
+   * exist; `run.done` resolves at its end. The one path by which every turn starts: HTTP,
+   * workflows, background jobs and schedules alike.
+   */
   async startTurn(request: TurnRequest): Promise<TurnRun> {
+    const submission = await this.submitTurn(request);
+    if (submission.kind === 'started') return submission.run;
+    // Unreachable without an idempotency key; said plainly rather than asserted away.
+    throw new Error(`turn "${submission.turnId}" was replayed without an idempotency key`);
+  }
+
+  /**
+   * `startTurn` with options: with an idempotency key, a repeated request answers the turn it
+   * made (`replayed`, which may be running on another replica) instead of starting another.
+   */
+  async submitTurn(request: TurnRequest, options: StartTurnOptions = {}): Promise<TurnSubmission> {
     const { config, store, clock, logger } = this.#options;
     if (this.#draining) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down' });
+    const claim = options.idempotency === undefined ? undefined : idempotencyClaim({ ...options.idempotency, body: request });
+    if (claim !== undefined) {
+      // Most retries find their key at once, and need no planning at all.
+      const existing = await store.findIdempotencyKey(claim);
+      if (existing !== undefined) {
+        if (existing.bodyHash !== claim.bodyHash) throw idempotencyKeyReused(existing.turnId);
+        return { kind: 'replayed', turnId: existing.turnId };
+      }
+    }
     if (this.#runs.size >= config.http.maxConcurrentTurns) {
       throw new ServiceError({ statusCode: 503, code: 'overloaded', message: 'too many turns are running; try again shortly' });
     }
@@ -90,57 +149,87 @@ export class TurnService {
     });
     const catalog = catalogFor(plan, request, config);
     await mkdir(home, { recursive: true, mode: 0o700 });
-    await store.createTurn({
-      record: {
-        id: turnId,
-        agentId: request.agent.id,
-        kind: request.kind,
-        status: 'running',
-        model: plan.model.model,
-        createdAt: clock.now().toISOString(),
-        finishedAt: null,
-        iterations: 0,
-        output: null,
-        error: null,
-        outcome: null,
-        usage: { inputTokens: 0, outputTokens: 0 },
+    // Workflow task turns have no home tools, and `concurrent` turns accept sharing it: neither takes the agent.
+    const takesAgent = request.kind === 'text' && request.multitask !== 'concurrent';
+    const admissionRequest: AdmissionRequest = {
+      turn: {
+        record: {
+          id: turnId,
+          agentId: request.agent.id,
+          kind: request.kind,
+          status: 'running',
+          model: plan.model.model,
+          createdAt: clock.now().toISOString(),
+          finishedAt: null,
+          iterations: 0,
+          output: null,
+          error: null,
+          outcome: null,
+          usage: { inputTokens: 0, outputTokens: 0 },
+        },
+        owner: this.#options.instanceId,
+        toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),
+        unavailableJson: JSON.stringify(plan.unavailable),
+        providerToolsJson: catalog.providerTools().json,
+        ...(plan.task === undefined ? {} : { task: plan.task }),
       },
-      owner: this.#options.instanceId,
-      toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),
-      unavailableJson: JSON.stringify(plan.unavailable),
-      providerToolsJson: catalog.providerTools().json,
-      ...(plan.task === undefined ? {} : { task: plan.task }),
-    });
+      ...(claim === undefined ? {} : { idempotency: claim }),
+      ...(takesAgent ? { agent: { mode: request.multitask === 'reject' || request.multitask === 'interrupt' ? request.multitask : 'enqueue', queueLimit: config.limits.agentQueueLimit } } : {}),
+    };
+    const admission = await store.admitTurn(admissionRequest);
+    if (admission.kind === 'replay') return { kind: 'replayed', turnId: admission.turnId };
+    if (admission.kind === 'key_reused') throw idempotencyKeyReused(admission.turnId);
+    if (admission.kind === 'busy') throw agentBusy({ agentId: request.agent.id, reason: admission.reason, queueLimit: config.limits.agentQueueLimit });
 
     const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger });
     this.#runs.set(turnId, run);
-    run.emit({
-      type: 'turn.started',
-      agentId: request.agent.id,
-      kind: request.kind,
-      model: plan.model.model,
-      tools: plan.tools.map((tool) => tool.name),
-      unavailableSources: [...plan.unavailable],
-    });
     const limits = request.limits ?? {};
-    void driveTurn({
-      run,
-      plan,
-      catalog,
-      maxIterations: Math.min(limits.maxIterations ?? config.limits.defaultMaxIterations, config.limits.maxIterations),
-      timeoutMs: Math.min(limits.timeoutMs ?? config.limits.defaultTimeoutMs, config.limits.maxTimeoutMs),
-      config,
-      store,
-      clock,
-      logger: turnLogger,
-    })
-      .catch((error: unknown) => {
-        turnLogger.error({ err: error }, 'a turn could not be finished');
-      })
-      .finally(() => {
-        this.#runs.delete(turnId);
+    const start = async (): Promise<void> => {
+      run.emit({
+        type: 'turn.started',
+        agentId: request.agent.id,
+        kind: request.kind,
+        model: plan.model.model,
+        tools: plan.tools.map((tool) => tool.name),
+        unavailableSources: [...plan.unavailable],
       });
-    return run;
+      await driveTurn({
+        run,
+        plan,
+        catalog,
+        maxIterations: Math.min(limits.maxIterations ?? config.limits.defaultMaxIterations, config.limits.maxIterations),
+        timeoutMs: Math.min(limits.timeoutMs ?? config.limits.defaultTimeoutMs, config.limits.maxTimeoutMs),
+        config,
+        store,
+        clock,
+        logger: turnLogger,
+      });
+    };
+    if (admission.kind === 'queued') {
+      this.#queued.add(turnId);
+      run.emit({ type: 'turn.queued', position: admission.position });
+      if (request.multitask === 'interrupt' && admission.holderTurnId !== undefined) {
+        void this.#cancelAnywhere(admission.holderTurnId, 'superseded').catch((error: unknown) => {
+          turnLogger.warn({ err: error, supersededTurnId: admission.holderTurnId }, 'could not interrupt the running turn of this agent');
+        });
+      }
+    }
+    const { signals, instanceId } = this.#options;
+    void runAdmittedTurn({
+      run,
+      queued: admission.kind === 'queued',
+      takesAgent,
+      start,
+      onLeftQueue: () => this.#queued.delete(turnId),
+      store,
+      signals,
+      clock,
+      owner: instanceId,
+      logger: turnLogger,
+    }).finally(() => {
+      this.#runs.delete(turnId);
+    });
+    return { kind: 'started', run };
   }
 
   async getTurn(turnId: string): Promise<TurnRecord> {
@@ -155,17 +244,37 @@ export class TurnService {
     return tools;
   }
 
-  /** Cancels a running turn and resolves with its final record. */
+  /**
+   * Cancels a queued or running turn and resolves with its record: at once when it runs here;
+   * through the store (a cancel request its owner acts on) when another replica runs it, then
+   * waiting up to REMOTE_CANCEL_WAIT_MS for the owner to end it.
+   */
   async cancelTurn(turnId: string): Promise<TurnRecord> {
     const run = this.#runs.get(turnId);
-    if (run === undefined || run.finished) {
-      const record = await this.getTurn(turnId);
-      const why = record.status === 'running' ? 'is not running in this server process' : `has already ended (${record.status})`;
+    if (run !== undefined && !run.finished) {
+      run.cancel('cancel_requested');
+      await run.done;
+      return this.getTurn(turnId);
+    }
+    const record = await this.getTurn(turnId);
+    const live = record.status === 'running' || record.status === 'queued';
+    if (!live || !this.#options.sharedStore) {
+      const why = live ? 'is not running in this server process' : `has already ended (${record.status})`;
       throw new ServiceError({ statusCode: 409, code: 'turn_not_running', message: `turn "${turnId}" ${why}` });
     }
-    run.cancel('cancel_requested');
-    await run.done;
-    return this.getTurn(turnId);
+    await this.#cancelAnywhere(turnId, 'cancel_requested');
+    return (await waitForTurnEnd({ store: this.#options.store, signals: this.#options.signals, turnId, timeoutMs: REMOTE_CANCEL_WAIT_MS })) ?? record;
+  }
+
+  /** Cancels a turn wherever it runs: directly here, else by a stored request its owner watches for. */
+  async #cancelAnywhere(turnId: string, reason: CancelReason): Promise<void> {
+    const run = this.#runs.get(turnId);
+    if (run !== undefined) {
+      run.cancel(reason);
+      return;
+    }
+    await this.#options.store.requestCancel({ turnId, reason, at: this.#options.clock.now().toISOString() });
+    await this.#options.signals.publish('cancel', turnId);
   }
 
   /**
@@ -192,7 +301,18 @@ export class TurnService {
       return;
     }
     await this.getTurn(turnId);
-    const read = await readStoredEvents({ store: this.#options.store, turnId, afterSeq: options.afterSeq, follow, signal, onEvent, runsHere: () => this.#runs.has(turnId) });
+    // Another replica runs it: its committed events signal us (NOTIFY), so the tail does not wait out a poll.
+    const waiter = follow ? new SignalWaiter({ signals: this.#options.signals, topic: 'events', id: turnId }) : undefined;
+    const read = await readStoredEvents({
+      store: this.#options.store,
+      turnId,
+      afterSeq: options.afterSeq,
+      follow,
+      signal,
+      onEvent,
+      runsHere: () => this.#runs.has(turnId),
+      ...(waiter === undefined ? {} : { waitForMore: (pollMs: number, abort: AbortSignal) => waiter.wait(pollMs, abort) }),
+    }).finally(() => waiter?.dispose());
     // The turn started running here while we polled (a retried request): follow it from memory.
     if (!read.ended && follow && !signal.aborted && this.#runs.has(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
   }
@@ -205,33 +325,16 @@ export class TurnService {
   /** Drains: waits up to the grace period for running turns, then cancels the rest. */
   async shutdown(): Promise<void> {
     this.beginDrain();
-    for (const timer of this.#timers) clearInterval(timer);
+    this.#liveness?.stop();
+    // A queued turn has not started: it ends now rather than start during the drain.
+    for (const turnId of this.#queued) this.#runs.get(turnId)?.cancel('shutdown');
     const runs = [...this.#runs.values()];
     await Promise.race([Promise.all(runs.map((run) => run.done)), pause(this.#options.config.http.shutdownGraceMs)]);
     for (const run of this.#runs.values()) run.cancel('shutdown');
     await Promise.all(runs.map((run) => run.done));
+    this.#cancelWatcher.stop();
   }
 
-  async #sweepOrphans(ageMs: number): Promise<void> {
-    const { store, clock, logger, instanceId } = this.#options;
-    const now = clock.now();
-    const interrupted = await store.interruptOrphans({
-      owner: instanceId,
-      staleBefore: new Date(now.getTime() - ageMs).toISOString(),
-      now: now.toISOString(),
-    });
-    if (interrupted.length > 0) logger.warn({ turns: interrupted }, 'turns left running by a stopped process were marked interrupted');
-  }
-
-  #every(intervalMs: number, what: string, task: () => Promise<unknown>): void {
-    const timer = setInterval(() => {
-      task().catch((error: unknown) => {
-        this.#options.logger.warn({ err: error }, `${what} failed`);
-      });
-    }, intervalMs);
-    timer.unref();
-    this.#timers.push(timer);
-  }
 }
 
 /** The turn's tool catalog; two tools with one identity is the server's fault (a 500 that says which). */

@@ -43,9 +43,10 @@ describe('replicas sharing PostgreSQL', () => {
     const tools = await readJson(await fetch(`${second.baseUrl}/turns/${turnId}/tools`));
     expect(tools.tools.map((tool: { name: string }) => tool.name)).toContain('write_file');
 
-    // Only the replica running a turn can cancel it; the other says so.
+    // Cancel works through any replica, but not once the turn has ended.
     const cancel = await fetch(`${second.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' });
     expect(cancel.status).toBe(409);
+    expect((await readJson(cancel)).error.message).toContain('already ended');
   });
 
   it('keeps each agent todo list in the shared store', async () => {

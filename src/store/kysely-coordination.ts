@@ -1,0 +1,181 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { CancelReason } from '../turns/turn-events.js';
+import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
+import type { Database } from './database-schema.js';
+import { insertNewTurn } from './kysely-turn-store.js';
+
+/** Queue priorities: an `interrupt` turn runs before turns that were merely enqueued. */
+const INTERRUPT_PRIORITY = 0;
+const ENQUEUE_PRIORITY = 1;
+/**
+ * A lease is held while its turn has not ended: `running`, and any state a running turn may
+ * pass through (a turn parked for approval still holds its agent).
+ */
+const ENDED_STATUSES = ['completed', 'failed', 'cancelled', 'interrupted'];
+
+/** Carries a decision out of a transaction that must not commit. */
+class RolledBack extends Error {
+  readonly admission: Admission;
+  constructor(admission: Admission) {
+    super('admission rolled back');
+    this.admission = admission;
+  }
+}
+
+/**
+ * Creates a turn in one transaction with what decides whether it may exist: its idempotency
+ * key (a primary key, so of N concurrent identical requests on any replicas exactly one
+ * inserts; PostgreSQL makes the others wait for it and then see its row) and its agent's
+ * lease (the agent's queue row is bumped first, which locks it on PostgreSQL, so admissions
+ * of one agent are serialised and the queue limit holds).
+ */
+export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest): Promise<Admission> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const { turn, idempotency, agent } = request;
+      if (idempotency !== undefined) {
+        const claimed = await trx
+          .insertInto('idempotency_keys')
+          .values({ scope: idempotency.scope, key: idempotency.key, body_hash: idempotency.bodyHash, turn_id: turn.record.id, created_at: turn.record.createdAt })
+          .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing())
+          .returning('turn_id')
+          .executeTakeFirst();
+        if (claimed === undefined) {
+          const existing = await trx
+            .selectFrom('idempotency_keys')
+            .select(['turn_id', 'body_hash'])
+            .where('scope', '=', idempotency.scope)
+            .where('key', '=', idempotency.key)
+            .executeTakeFirstOrThrow();
+          throw new RolledBack(existing.body_hash === idempotency.bodyHash ? { kind: 'replay', turnId: existing.turn_id } : { kind: 'key_reused', turnId: existing.turn_id });
+        }
+      }
+      if (agent === undefined) {
+        await insertNewTurn(trx, turn, { status: 'running' });
+        return { kind: 'running' };
+      }
+      const agentId = turn.record.agentId;
+      const seq = await bumpQueue(trx, agentId);
+      const priority = agent.mode === 'interrupt' ? INTERRUPT_PRIORITY : ENQUEUE_PRIORITY;
+      const holder = await leaseHolder(trx, agentId);
+      const ahead = await queuedAhead(trx, { agentId, priority, seq });
+      if (holder === undefined && ahead === 0) {
+        await takeLease(trx, { agentId, turnId: turn.record.id, owner: turn.owner, now: turn.record.createdAt });
+        await insertNewTurn(trx, turn, { status: 'running' });
+        return { kind: 'running' };
+      }
+      const queued = await countQueued(trx, agentId);
+      if (agent.mode === 'reject') throw new RolledBack({ kind: 'busy', reason: 'running', queued });
+      if (agent.mode === 'enqueue' && queued >= agent.queueLimit) throw new RolledBack({ kind: 'busy', reason: 'queue_full', queued });
+      await insertNewTurn(trx, turn, { status: 'queued', priority, seq });
+      return { kind: 'queued', position: ahead + 1, holderTurnId: holder };
+    });
+  } catch (error) {
+    if (error instanceof RolledBack) return error.admission;
+    throw error;
+  }
+}
+
+export async function promoteQueuedTurn(db: Kysely<Database>, options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
+  // A cheap read first: most wake-ups find the agent still busy, and need not lock anything.
+  const busy = await db
+    .selectFrom('agent_leases')
+    .innerJoin('turns', 'turns.id', 'agent_leases.turn_id')
+    .select('agent_leases.turn_id')
+    .where('agent_leases.agent_id', '=', options.agentId)
+    .where('turns.status', 'not in', ENDED_STATUSES)
+    .executeTakeFirst();
+  if (busy !== undefined && busy.turn_id !== options.turnId) return 'waiting';
+  return db.transaction().execute(async (trx): Promise<Promotion> => {
+    await bumpQueue(trx, options.agentId);
+    const turn = await trx.selectFrom('turns').select(['status', 'queue_priority', 'queue_seq']).where('id', '=', options.turnId).executeTakeFirst();
+    if (turn?.status !== 'queued') return 'gone';
+    if ((await leaseHolder(trx, options.agentId)) !== undefined) return 'waiting';
+    const ahead = await queuedAhead(trx, { agentId: options.agentId, priority: turn.queue_priority ?? ENQUEUE_PRIORITY, seq: turn.queue_seq ?? 0 });
+    if (ahead > 0) return 'waiting';
+    await takeLease(trx, options);
+    await trx.updateTable('turns').set({ status: 'running', heartbeat_at: options.now }).where('id', '=', options.turnId).execute();
+    return 'promoted';
+  });
+}
+
+export async function releaseAgentLease(db: Kysely<Database>, options: { agentId: string; turnId: string }): Promise<void> {
+  await db.deleteFrom('agent_leases').where('agent_id', '=', options.agentId).where('turn_id', '=', options.turnId).execute();
+}
+
+export async function findIdempotencyKey(db: Kysely<Database>, options: { scope: string; key: string }): Promise<{ turnId: string; bodyHash: string } | undefined> {
+  const row = await db.selectFrom('idempotency_keys').select(['turn_id', 'body_hash']).where('scope', '=', options.scope).where('key', '=', options.key).executeTakeFirst();
+  return row === undefined ? undefined : { turnId: row.turn_id, bodyHash: row.body_hash };
+}
+
+export async function purgeCoordination(db: Kysely<Database>, options: { before: string }): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('created_at', '<', options.before).execute();
+  await db.deleteFrom('turn_cancel_requests').where('requested_at', '<', options.before).execute();
+}
+
+export async function requestCancel(db: Kysely<Database>, options: { turnId: string; reason: CancelReason; at: string }): Promise<void> {
+  await db
+    .insertInto('turn_cancel_requests')
+    .values({ turn_id: options.turnId, reason: options.reason, requested_at: options.at })
+    .onConflict((conflict) => conflict.column('turn_id').doNothing())
+    .execute();
+}
+
+export async function listCancelRequests(db: Kysely<Database>, turnIds: readonly string[]): Promise<{ turnId: string; reason: CancelReason }[]> {
+  if (turnIds.length === 0) return [];
+  const rows = await db.selectFrom('turn_cancel_requests').select(['turn_id', 'reason']).where('turn_id', 'in', [...turnIds]).execute();
+  return rows.map((row) => ({ turnId: row.turn_id, reason: row.reason as CancelReason }));
+}
+
+/** Bumps the agent's queue counter and returns the new value; on PostgreSQL this locks the row until commit. */
+async function bumpQueue(trx: Transaction<Database>, agentId: string): Promise<number> {
+  const row = await trx
+    .insertInto('agent_queues')
+    .values({ agent_id: agentId, next_seq: 1 })
+    .onConflict((conflict) => conflict.column('agent_id').doUpdateSet({ next_seq: sql<number>`agent_queues.next_seq + 1` }))
+    .returning('next_seq')
+    .executeTakeFirstOrThrow();
+  return row.next_seq;
+}
+
+/** The turn holding the agent, if it is still running; a lease left by a turn that ended is dropped. */
+async function leaseHolder(trx: Transaction<Database>, agentId: string): Promise<string | undefined> {
+  const lease = await trx
+    .selectFrom('agent_leases')
+    .leftJoin('turns', 'turns.id', 'agent_leases.turn_id')
+    .select(['agent_leases.turn_id as turn_id', 'turns.status as status'])
+    .where('agent_leases.agent_id', '=', agentId)
+    .executeTakeFirst();
+  if (lease === undefined) return undefined;
+  if (lease.status !== null && !ENDED_STATUSES.includes(lease.status)) return lease.turn_id;
+  // Its turn ended without giving the agent back (its process died and was swept): take it over.
+  await trx.deleteFrom('agent_leases').where('agent_id', '=', agentId).execute();
+  return undefined;
+}
+
+async function takeLease(trx: Transaction<Database>, options: { agentId: string; turnId: string; owner: string; now: string }): Promise<void> {
+  await trx.insertInto('agent_leases').values({ agent_id: options.agentId, turn_id: options.turnId, owner: options.owner, taken_at: options.now }).execute();
+}
+
+async function queuedAhead(trx: Transaction<Database>, options: { agentId: string; priority: number; seq: number }): Promise<number> {
+  const row = await trx
+    .selectFrom('turns')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('agent_id', '=', options.agentId)
+    .where('status', '=', 'queued')
+    .where((eb) =>
+      eb.or([eb('queue_priority', '<', options.priority), eb.and([eb('queue_priority', '=', options.priority), eb('queue_seq', '<', options.seq)])]),
+    )
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+async function countQueued(trx: Transaction<Database>, agentId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('turns')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('agent_id', '=', agentId)
+    .where('status', '=', 'queued')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
