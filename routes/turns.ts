@@ -36,7 +36,13 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       if (format === undefined) throw notAcceptable();
       const run = await service.startTurn(request.body);
       if (format !== 'json') {
-        streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
+        streamOwnTurn({
+          run,
+          reply,
+          format,
+          pingMs: ssePingMs,
+          followParked: (follow) => service.streamEvents({ turnId: run.id, follow: true, ...follow }),
+        });
         return reply;
       }
       const events = await collectOwnTurn({ run, reply });

@@ -5,6 +5,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, val
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { approvalRoutes } from '../routes/approvals.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
@@ -86,6 +87,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
 
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
+  await app.register(approvalRoutes, { approvals: service.approvals });
   await app.register(operationRoutes, { service });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 

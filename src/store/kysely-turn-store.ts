@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
+import { KyselyApprovalStore } from '../approvals/kysely-approval-store.js';
 import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
 import type { Database } from './database-schema.js';
@@ -9,9 +10,11 @@ import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnRecord, TurnStat
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
   readonly #db: Kysely<Database>;
+  readonly approvals: KyselyApprovalStore;
 
   private constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.approvals = new KyselyApprovalStore(db);
   }
 
   /**
@@ -165,6 +168,7 @@ export class KyselyTurnStore implements TurnStore {
       error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
       outcome: row.outcome,
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+      ...(row.status === 'requires_action' ? { pendingApprovals: await this.approvals.listPending(turnId) } : {}),
     };
   }
 

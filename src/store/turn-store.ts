@@ -1,8 +1,9 @@
+import type { ApprovalStore, PendingApproval } from '../approvals/approval-store.js';
 import type { JsonObject } from '../json.js';
 import type { TodoStore } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
 
-export type TurnStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type TurnStatus = 'running' | 'requires_action' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** A turn as `GET /turns/:id` shows it. */
 export interface TurnRecord {
@@ -20,6 +21,8 @@ export interface TurnRecord {
   readonly error: TurnError | null;
   readonly outcome: string | null;
   readonly usage: TurnUsage;
+  /** The calls waiting for a person, while `status` is `requires_action`. */
+  readonly pendingApprovals?: PendingApproval[];
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */
@@ -58,7 +61,7 @@ export interface NewTurn {
 
 /** How a turn ended: the record's closing fields. */
 export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
-  readonly status: Exclude<TurnStatus, 'running'>;
+  readonly status: Exclude<TurnStatus, 'running' | 'requires_action'>;
   readonly finishedAt: string;
 };
 
@@ -67,6 +70,8 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
  * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
  */
 export interface TurnStore extends TodoStore {
+  /** Parked turns and their approvals (src/approvals). */
+  readonly approvals: ApprovalStore;
   createTurn(turn: NewTurn): Promise<void>;
   /** Appends events (in seq order) in one transaction. */
   appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;

@@ -2,6 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
+import { ApprovalService } from '../approvals/approval-service.js';
+import { resumeParkedTurn } from '../approvals/resume-parked-turn.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
@@ -45,10 +47,19 @@ export class TurnService {
   readonly #options: TurnServiceOptions;
   readonly #runs = new Map<string, TurnRun>();
   readonly #timers: NodeJS.Timeout[] = [];
+  readonly #approvals: ApprovalService;
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
     this.#options = options;
+    this.#approvals = new ApprovalService({
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      timeoutMs: options.config.approvals.timeoutMs,
+      owner: options.instanceId,
+      resume: (turnId) => this.#resumeParked(turnId),
+    });
   }
 
   /** Interrupts turns a dead process left running, then starts the heartbeat and the sweep. */
@@ -57,7 +68,13 @@ export class TurnService {
     await service.#sweepOrphans(options.sharedStore ? ORPHAN_AFTER_MS : 0);
     service.#every(HEARTBEAT_MS, 'turn heartbeat', () => options.store.heartbeat([...service.#runs.keys()], options.clock.now().toISOString()));
     if (options.sharedStore) service.#every(ORPHAN_AFTER_MS / 2, 'orphan sweep', () => service.#sweepOrphans(ORPHAN_AFTER_MS));
+    service.#approvals.start();
     return service;
+  }
+
+  /** Decisions on parked calls, for `POST /turns/:id/approvals/:callId`. */
+  get approvals(): ApprovalService {
+    return this.#approvals;
   }
 
   get draining(): boolean {
@@ -123,7 +140,9 @@ export class TurnService {
       unavailableSources: [...plan.unavailable],
     });
     const limits = request.limits ?? {};
+    const approvals = this.#approvals.forTurn({ run, request });
     void driveTurn({
+      ...(approvals === undefined ? {} : { approvals }),
       run,
       plan,
       catalog,
@@ -138,7 +157,8 @@ export class TurnService {
         turnLogger.error({ err: error }, 'a turn could not be finished');
       })
       .finally(() => {
-        this.#runs.delete(turnId);
+        // A parked turn may already be running again here, as a new run.
+        if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
       });
     return run;
   }
@@ -160,6 +180,9 @@ export class TurnService {
     const run = this.#runs.get(turnId);
     if (run === undefined || run.finished) {
       const record = await this.getTurn(turnId);
+      // A parked turn runs nowhere: it is cancelled in the store, from any replica.
+      const parked = record.status === 'requires_action' ? await this.#approvals.cancelParked({ record }) : undefined;
+      if (parked !== undefined) return parked;
       const why = record.status === 'running' ? 'is not running in this server process' : `has already ended (${record.status})`;
       throw new ServiceError({ statusCode: 409, code: 'turn_not_running', message: `turn "${turnId}" ${why}` });
     }
@@ -183,7 +206,8 @@ export class TurnService {
   }): Promise<void> {
     const { turnId, signal, onEvent, follow } = options;
     const run = this.#runs.get(turnId);
-    if (run !== undefined) {
+    // A suspended run (the turn parked) has ended here; the store has the rest.
+    if (run !== undefined && !run.suspended) {
       const unsubscribe = run.subscribe(options.afterSeq, (_event, stored) => {
         onEvent(stored);
       });
@@ -192,9 +216,9 @@ export class TurnService {
       return;
     }
     await this.getTurn(turnId);
-    const read = await readStoredEvents({ store: this.#options.store, turnId, afterSeq: options.afterSeq, follow, signal, onEvent, runsHere: () => this.#runs.has(turnId) });
-    // The turn started running here while we polled (a retried request): follow it from memory.
-    if (!read.ended && follow && !signal.aborted && this.#runs.has(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
+    const read = await readStoredEvents({ store: this.#options.store, turnId, afterSeq: options.afterSeq, follow, signal, onEvent, runsHere: () => this.#runsHere(turnId) });
+    // The turn started running here while we polled (a retried request, a resumed turn): follow it from memory.
+    if (!read.ended && follow && !signal.aborted && this.#runsHere(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
   }
 
   /** Stops taking turns (readiness turns 503). */
@@ -206,10 +230,37 @@ export class TurnService {
   async shutdown(): Promise<void> {
     this.beginDrain();
     for (const timer of this.#timers) clearInterval(timer);
+    this.#approvals.stop();
     const runs = [...this.#runs.values()];
     await Promise.race([Promise.all(runs.map((run) => run.done)), pause(this.#options.config.http.shutdownGraceMs)]);
     for (const run of this.#runs.values()) run.cancel('shutdown');
     await Promise.all(runs.map((run) => run.done));
+  }
+
+  #runsHere(turnId: string): boolean {
+    return this.#runs.get(turnId)?.suspended === false;
+  }
+
+  /** Goes on with a parked turn this process claimed by recording its last decision. */
+  async #resumeParked(turnId: string): Promise<void> {
+    const { run, driving } = await resumeParkedTurn({
+      turnId,
+      config: this.#options.config,
+      store: this.#options.store,
+      services: this.#options.services,
+      openAIClient: this.#options.openAIClient,
+      logger: this.#options.logger,
+      clock: this.#options.clock,
+      approvals: this.#approvals,
+    });
+    this.#runs.set(turnId, run);
+    void driving
+      .catch((error: unknown) => {
+        this.#options.logger.error({ err: error, turnId }, 'a resumed turn could not be finished');
+      })
+      .finally(() => {
+        if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
+      });
   }
 
   async #sweepOrphans(ageMs: number): Promise<void> {
