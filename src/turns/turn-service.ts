@@ -48,6 +48,7 @@ export class TurnService {
   readonly #runs = new Map<string, TurnRun>();
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #approvals: ApprovalService;
+  readonly #closing = new AbortController();
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
@@ -204,7 +205,9 @@ export class TurnService {
     signal: AbortSignal;
     onEvent: (event: StoredEvent) => void;
   }): Promise<void> {
-    const { turnId, signal, onEvent, follow } = options;
+    const { turnId, onEvent, follow } = options;
+    // Followers of turns that run nowhere here (parked, or on another replica) end when the service closes.
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
     const run = this.#runs.get(turnId);
     // A suspended run (the turn parked) has ended here; the store has the rest.
     if (run !== undefined && !run.suspended) {
@@ -218,7 +221,7 @@ export class TurnService {
     await this.getTurn(turnId);
     const read = await readStoredEvents({ store: this.#options.store, turnId, afterSeq: options.afterSeq, follow, signal, onEvent, runsHere: () => this.#runsHere(turnId) });
     // The turn started running here while we polled (a retried request, a resumed turn): follow it from memory.
-    if (!read.ended && follow && !signal.aborted && this.#runsHere(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
+    if (!read.ended && follow && !signal.aborted && this.#runsHere(turnId)) await this.streamEvents({ ...options, signal, afterSeq: read.lastSeq });
   }
 
   /** Stops taking turns (readiness turns 503). */
@@ -235,6 +238,7 @@ export class TurnService {
     await Promise.race([Promise.all(runs.map((run) => run.done)), pause(this.#options.config.http.shutdownGraceMs)]);
     for (const run of this.#runs.values()) run.cancel('shutdown');
     await Promise.all(runs.map((run) => run.done));
+    this.#closing.abort();
   }
 
   #runsHere(turnId: string): boolean {

@@ -56,7 +56,7 @@ export async function decide(baseUrl: string, turnId: string, callId: string, bo
 
 /** Every stored event of a turn. */
 export async function storedEvents(baseUrl: string, turnId: string): Promise<Record<string, any>[]> {
-  const body = await readJson(await fetch(`${baseUrl}/turns/${turnId}/events`, { headers: { accept: 'application/json' } }));
+  const body = (await readJson(await fetch(`${baseUrl}/turns/${turnId}/events`, { headers: { accept: 'application/json' } }))) as { events: Record<string, any>[] };
   return body.events;
 }
 

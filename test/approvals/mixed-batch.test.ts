@@ -41,7 +41,7 @@ describe('a response with calls that wait and calls that do not (OpenAI Response
     const record = await waitForPending(runtime.baseUrl, turnId, 2);
     expect(record.pendingApprovals.map((pending: { callId: string }) => pending.callId)).toEqual(['call_w1', 'call_w2']);
     // The reads ran before the turn parked; the writes did not.
-    const parkedTypes = eventsOf(stream).map((event) => `${String(event['type'])}:${String(event['callId'] ?? '')}`);
+    const parkedTypes = eventsOf(stream).map((event) => `${event['type'] as string}:${(event['callId'] as string | undefined) ?? ''}`);
     expect(parkedTypes.filter((entry) => entry.startsWith('tool.completed'))).toEqual(['tool.completed:call_r1', 'tool.completed:call_r2']);
     expect(parkedTypes.slice(-2)).toEqual(['tool.approval_requested:call_w1', 'tool.approval_requested:call_w2']);
     expect(provider.requests.length - before).toBe(1);

@@ -28,7 +28,10 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
+    else
+      child.once('exit', () => {
+        resolve();
+      });
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const service = {
