@@ -20,6 +20,8 @@ export interface ApprovalServiceOptions {
   readonly owner: string;
   /** Goes on with a turn this process has just claimed (its last pending call was decided). */
   readonly resume: (turnId: string) => Promise<void>;
+  /** False while the process drains: it takes no decision, since it would have to run the turn. */
+  readonly accepting: () => boolean;
 }
 
 /** What `POST /turns/:id/approvals/:callId` answers. */
@@ -88,6 +90,7 @@ export class ApprovalService {
     readonly argumentsHash: string;
   }): Promise<ApprovalDecisionView> {
     const { turnId, callId } = options;
+    if (!this.#options.accepting()) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down; send the decision again (to another replica)' });
     const outcome = await this.#record({ ...options, reason: undefined });
     switch (outcome.kind) {
       case 'turn_not_found':
@@ -237,7 +240,7 @@ export class ApprovalService {
 
   async #sweepExpired(): Promise<void> {
     const { store, clock } = this.#options;
-    for (;;) {
+    while (this.#options.accepting()) {
       const expired = await store.approvals.listExpired({ now: clock.now().toISOString(), limit: EXPIRED_PAGE });
       for (const entry of expired) {
         // Another replica may take the same one: only the first decision counts, the rest find it decided.

@@ -60,6 +60,7 @@ export class TurnService {
       timeoutMs: options.config.approvals.timeoutMs,
       owner: options.instanceId,
       resume: (turnId) => this.#resumeParked(turnId),
+      accepting: () => !this.#draining,
     });
   }
 

@@ -184,6 +184,24 @@ describe('approvals over HTTP (SQLite)', () => {
     await expect(stat(path.join(home('canceller'), 'a.txt'))).rejects.toThrow();
   });
 
+  it('labels a waiting run_command with its command, and runs it in the sandbox once approved', async () => {
+    const { stream, turnId } = await startStreamingTurn(runtime.baseUrl, {
+      agent: { id: 'shell-agent', tools: { computer: true }, approvals: { tools: { run_command: 'ask' } } },
+      input: 'clean up',
+      model: { script: [{ calls: [{ name: 'run_command', arguments: { command: 'mkdir -p build && rm -rf build && echo cleaned' } }] }, { text: 'cleaned up' }] },
+    });
+    const record = await waitForPending(runtime.baseUrl, turnId);
+    const [pending] = record.pendingApprovals;
+    expect(pending).toMatchObject({ name: 'run_command', label: 'Waiting for approval: Running `mkdir -p build && rm -rf build && echo cleaned`' });
+    expect(pending.argumentsHash).toBe(expectedHash(pending.arguments));
+    expect((await decide(runtime.baseUrl, turnId, pending.callId, { decision: 'approve', argumentsHash: pending.argumentsHash })).status).toBe(202);
+    await stream.ended;
+    const completed = eventsOf(stream).find((message) => message['type'] === 'tool.completed');
+    expect(completed).toMatchObject({ name: 'run_command' });
+    expect(completed?.['output']).toContain('cleaned');
+    expect(eventsOf(stream).at(-1)).toMatchObject({ type: 'turn.completed', output: 'cleaned up' });
+  });
+
   it('answers application/json when the turn parks, with the record waiting and its events so far', async () => {
     const response = await fetch(`${runtime.baseUrl}/turns`, {
       method: 'POST',
