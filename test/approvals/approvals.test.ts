@@ -202,6 +202,34 @@ describe('approvals over HTTP (SQLite)', () => {
     expect(eventsOf(stream).at(-1)).toMatchObject({ type: 'turn.completed', output: 'cleaned up' });
   });
 
+  it('parks again in a later step after it went on, numbering on without a gap', async () => {
+    const { stream, turnId } = await startStreamingTurn(runtime.baseUrl, {
+      agent: { id: 'twice-agent', tools: { computer: true }, approvals: askDestructive },
+      input: 'two writes',
+      model: {
+        script: [
+          { calls: [{ name: 'write_file', arguments: { path: 'one.txt', content: '1' } }] },
+          { calls: [{ name: 'write_file', arguments: { path: 'two.txt', content: '2' } }] },
+          { text: 'both written' },
+        ],
+      },
+    });
+    const first = (await waitForPending(runtime.baseUrl, turnId)).pendingApprovals[0];
+    expect(first.callId).toBe('call_1_1');
+    expect((await decide(runtime.baseUrl, turnId, first.callId, { decision: 'approve', argumentsHash: first.argumentsHash })).status).toBe(202);
+    const second = (await waitForPending(runtime.baseUrl, turnId)).pendingApprovals[0];
+    expect(second).toMatchObject({ callId: 'call_2_1', arguments: { path: 'two.txt', content: '2' } });
+    // The first decision belongs to the first park: it cannot be taken again.
+    expect((await decide(runtime.baseUrl, turnId, first.callId, { decision: 'approve', argumentsHash: first.argumentsHash })).status).toBe(409);
+    expect((await decide(runtime.baseUrl, turnId, second.callId, { decision: 'approve', argumentsHash: second.argumentsHash })).status).toBe(202);
+    await stream.ended;
+    const events = eventsOf(stream);
+    expectContiguousSeqs(events);
+    expect(events.filter((message) => message['type'] === 'tool.approval_requested')).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ type: 'turn.completed', output: 'both written', iterations: 3 });
+    expect(await readFile(path.join(home('twice-agent'), 'two.txt'), 'utf8')).toBe('2');
+  });
+
   it('answers application/json when the turn parks, with the record waiting and its events so far', async () => {
     const response = await fetch(`${runtime.baseUrl}/turns`, {
       method: 'POST',
