@@ -76,7 +76,13 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       }
       const { run } = submission;
       if (format !== 'json') {
-        streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
+        streamOwnTurn({
+          run,
+          reply,
+          format,
+          pingMs: ssePingMs,
+          followParked: (follow) => service.streamEvents({ turnId: run.id, follow: true, ...follow }),
+        });
         return reply;
       }
       const events = await collectOwnTurn({ run, reply });

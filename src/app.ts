@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { brainRoutes } from '../routes/brain.js';
+import { approvalRoutes } from '../routes/approvals.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
@@ -94,6 +95,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
 
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled: config.http.apiToken !== undefined });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
+  await app.register(approvalRoutes, { approvals: service.approvals });
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -18,15 +18,16 @@ export function whenAborted(signal: AbortSignal): Promise<void> {
  */
 export function pause(milliseconds: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, milliseconds);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    // The listener goes when the timer fires: a poll that pauses on one signal for hours must not pile them up.
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
     timer.unref();
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

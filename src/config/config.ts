@@ -84,6 +84,8 @@ export const environmentSchema = z.object({
   MCP_CONFIG_FILE: z.string().optional(),
   TOOL_SEARCH_MODE: z.enum(['emulated', 'native']).default('emulated'),
   SKILLS_DIR: z.string().optional(),
+  /** How long a tool call waits for a person's decision before the wait ends as a denial. */
+  APPROVAL_TIMEOUT_MS: integer(100, 30 * 86_400_000).default(86_400_000),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -145,6 +147,7 @@ export interface Config {
   readonly mcpConfigFile: string | undefined;
   readonly toolSearchMode: 'emulated' | 'native';
   readonly skillsDir: string | undefined;
+  readonly approvals: { readonly timeoutMs: number };
 }
 
 /** Raised when the environment is wrong; names each variable and what is wrong with it. */
@@ -234,6 +237,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     mcpConfigFile: env.MCP_CONFIG_FILE,
     toolSearchMode: env.TOOL_SEARCH_MODE,
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
+    approvals: { timeoutMs: env.APPROVAL_TIMEOUT_MS },
   };
 }
 

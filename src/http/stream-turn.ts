@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { StoredEvent } from '../store/turn-store.js';
 import type { TurnEvent } from '../turns/turn-events.js';
 import { TERMINAL_EVENT_TYPES } from '../turns/turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
@@ -9,19 +10,49 @@ import { EventStreamWriter } from './event-stream-writer.js';
  * the end, the turn is aborted. The response's `close` is the signal: the request's fires as
  * soon as the body has been read, long before the client leaves.
  */
-export function streamOwnTurn(options: { run: TurnRun; reply: FastifyReply; format: 'sse' | 'ndjson'; pingMs: number }): void {
-  const { run, reply } = options;
+export function streamOwnTurn(options: {
+  run: TurnRun;
+  reply: FastifyReply;
+  format: 'sse' | 'ndjson';
+  pingMs: number;
+  /**
+   * Follows the turn from the store after it parked for approval (it goes on later, here or on
+   * another replica). From then on this stream only follows: leaving it no longer cancels.
+   */
+  followParked?: (options: { afterSeq: number; signal: AbortSignal; onEvent: (stored: StoredEvent) => void }) => Promise<void>;
+}): void {
+  const { run, reply, followParked } = options;
   reply.hijack();
   const writer = new EventStreamWriter({ response: reply.raw, format: options.format, pingMs: options.pingMs, headers: { 'turn-id': run.id } });
+  const following = new AbortController();
+  let lastSeq = 0;
   const unsubscribe = run.subscribe(0, (event, stored) => {
+    lastSeq = stored.seq;
     writer.write(stored);
     if (TERMINAL_EVENT_TYPES.has(event.type)) writer.end();
   });
+  void run.done.then(async () => {
+    if (!run.suspended || writer.ended) return;
+    unsubscribe();
+    if (followParked === undefined) {
+      writer.end();
+      return;
+    }
+    await followParked({
+      afterSeq: lastSeq,
+      signal: following.signal,
+      onEvent: (stored) => {
+        writer.write(stored);
+      },
+    }).catch(() => undefined);
+    writer.end();
+  });
   reply.raw.once('close', () => {
+    following.abort();
     if (writer.ended) return;
     writer.abandon();
     unsubscribe();
-    run.cancel('client_disconnected');
+    if (!run.suspended) run.cancel('client_disconnected');
   });
 }
 

@@ -4,10 +4,15 @@ import type { AgentToolResult } from '../tools/tool-result.js';
 import { executeToolCall, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
 import { prepareToolCall, type PreparedCall } from './prepare-tool-call.js';
 import { runWithLimit } from '../concurrency/run-with-limit.js';
+import type { CallGate, ParkedCall } from './call-gate.js';
 
 export interface DispatchResult {
-  /** One output per call, in the model's call order. */
+  /** One output per call that is not parked, in the model's call order. */
   readonly outputs: readonly FunctionCallOutputItem[];
+  /** Per call position: its output, or undefined while it is parked. */
+  readonly slots: readonly (FunctionCallOutputItem | undefined)[];
+  /** Calls the gate parked, waiting for a decision; empty once the turn was cancelled or ended. */
+  readonly parked: readonly ParkedCall[];
   /** The call whose result ended the turn, if one did. */
   readonly terminatedBy?: { readonly call: ModelFunctionCall; readonly result: AgentToolResult };
 }
@@ -28,12 +33,27 @@ export async function dispatchToolCalls(options: {
   readonly deferred?: ReadonlyMap<string, WorkerAgentTool>;
   readonly parallelLimit: number;
   readonly runtime: ToolCallRuntime;
+  /** Asked about each validated call before it runs: approvals park or refuse some. */
+  readonly gate?: CallGate;
 }): Promise<DispatchResult> {
-  const { calls, toolMap, parallelLimit, runtime } = options;
+  const { calls, toolMap, parallelLimit, runtime, gate } = options;
   const outcomes = new Array<CallOutcome | undefined>(calls.length);
+  const parked: ParkedCall[] = [];
   let terminatedBy: DispatchResult['terminatedBy'];
-  const prepare = (position: number) =>
-    prepareToolCall({ call: calls[position] as ModelFunctionCall, toolMap, ...(options.deferred === undefined ? {} : { deferred: options.deferred }) });
+  // A parked call takes no part in grouping: the calls around it run as if it were not there.
+  const prepare = (position: number): PreparedCall | 'parked' => {
+    const call = calls[position] as ModelFunctionCall;
+    const prepared = prepareToolCall({ call, toolMap, ...(options.deferred === undefined ? {} : { deferred: options.deferred }) });
+    if (prepared.kind !== 'ready' || gate === undefined) return prepared;
+    const verdict = gate(prepared);
+    if (verdict.kind === 'run') return prepared;
+    if (verdict.kind === 'deny') {
+      const { identity, repair } = prepared;
+      return { kind: 'rejected', call, identity, code: 'denied', message: verdict.message, repair, ...(verdict.label === undefined ? {} : { label: verdict.label }) };
+    }
+    parked.push({ index: position, call, request: verdict.request });
+    return 'parked';
+  };
   let index = 0;
   let lookahead: PreparedCall | undefined;
 
@@ -41,11 +61,19 @@ export async function dispatchToolCalls(options: {
     if (runtime.signal.aborted || terminatedBy !== undefined) break;
     const first = lookahead ?? prepare(index);
     lookahead = undefined;
+    if (first === 'parked') {
+      index += 1;
+      continue;
+    }
     const group: { prepared: PreparedCall; index: number }[] = [{ prepared: first, index }];
     index += 1;
     if (isParallel(first)) {
       while (index < calls.length) {
         const next = prepare(index);
+        if (next === 'parked') {
+          index += 1;
+          continue;
+        }
         if (!isParallel(next)) {
           lookahead = next;
           break;
@@ -76,7 +104,11 @@ export async function dispatchToolCalls(options: {
     });
   }
 
-  const outputs = calls.map((call, position): FunctionCallOutputItem => {
+  // Parked calls stay parked only while the turn goes on; otherwise they are answered like any unstarted call.
+  const stillParked = !runtime.signal.aborted && terminatedBy === undefined;
+  const parkedAt = new Set(stillParked ? parked.map((entry) => entry.index) : []);
+  const slots = calls.map((call, position): FunctionCallOutputItem | undefined => {
+    if (parkedAt.has(position)) return undefined;
     const outcome = outcomes[position];
     if (outcome !== undefined) return { type: 'function_call_output', call_id: call.callId, output: outcome.output };
     const skippedBecause = terminatedBy === undefined ? NOT_STARTED : PRIOR_TERMINATION;
@@ -92,7 +124,9 @@ export async function dispatchToolCalls(options: {
     });
     return { type: 'function_call_output', call_id: call.callId, output: skippedBecause };
   });
-  return terminatedBy === undefined ? { outputs } : { outputs, terminatedBy };
+  const outputs = slots.filter((slot) => slot !== undefined);
+  const result = { outputs, slots, parked: stillParked ? parked : [] };
+  return terminatedBy === undefined ? result : { ...result, terminatedBy };
 }
 
 /** Rejected calls never run, so they can join a parallel group without risk. */

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { formatDuration } from '../format/format-duration.js';
 import type { JsonObject } from '../json.js';
 import type { FunctionCallOutputItem } from '../models/model-client.js';
+import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
 import type { ToolFailureCode, TurnEventBody } from '../turns/turn-events.js';
 import { REPEATED_FAILURE_WARNING, type FailureMemory } from './failure-memory.js';
@@ -40,10 +41,10 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const namespaceOf = prepared.kind === 'ready' ? (prepared.tool.namespace ?? call.namespace) : call.namespace;
   const namespace = namespaceOf === undefined ? {} : { namespace: namespaceOf };
   if (prepared.kind === 'rejected') {
-    return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: undefined });
+    return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: prepared.label });
   }
   const { tool, params, repair } = prepared;
-  const label = safeLabel(() => tool.describeActivity(params), `Running ${tool.name}`);
+  const label = activityLabel(tool, params);
   const started = runtime.clock.monotonicMs();
   runtime.emit({
     type: 'tool.started',
@@ -175,6 +176,11 @@ function fail(
     ...(prepared.repair === undefined ? {} : { repair: prepared.repair }),
   });
   return { output, terminate: false };
+}
+
+/** The label `tool.started` shows for a validated call ("Running `make`"), bounded and never throwing. */
+export function activityLabel(tool: WorkerAgentTool, params: unknown): string {
+  return safeLabel(() => tool.describeActivity(params), `Running ${tool.name}`);
 }
 
 function safeLabel(describe: () => string, fallback: string): string {

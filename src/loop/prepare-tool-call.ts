@@ -18,9 +18,11 @@ export type PreparedCall =
       readonly kind: 'rejected';
       readonly call: ModelFunctionCall;
       readonly identity: string;
-      readonly code: 'unknown_tool' | 'invalid_arguments';
+      readonly code: 'unknown_tool' | 'invalid_arguments' | 'denied';
       readonly message: string;
       readonly repair: RepairRung | undefined;
+      /** The activity label, for a call refused after validation (denied). */
+      readonly label?: string;
     };
 
 const MAX_LISTED_TOOLS = 40;

@@ -1,10 +1,20 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { ModelError, type ConversationItem, type ModelClient, type ModelFunctionCall, type ModelResponse } from '../models/model-client.js';
+import {
+  ModelError,
+  type ConversationItem,
+  type FunctionCallOutputItem,
+  type ModelClient,
+  type ModelFunctionCall,
+  type ModelResponse,
+} from '../models/model-client.js';
+import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import type { CallGate, ParkedCall } from './call-gate.js';
+import type { ToolCallRuntime } from './execute-tool-call.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
 import type { TurnError, TurnEventBody, TurnUsage } from '../turns/turn-events.js';
 import type { CompletionPolicy } from './completion-policy.js';
-import { dispatchToolCalls } from './dispatch-tool-calls.js';
+import { dispatchToolCalls, type DispatchResult } from './dispatch-tool-calls.js';
 import { FailureMemory } from './failure-memory.js';
 import type { ProviderToolList, ToolCatalog } from './tool-catalog.js';
 import { toolIdentity } from './tool-map.js';
@@ -28,6 +38,35 @@ export interface TurnLoopOptions {
   readonly clock: Clock;
   /** Kept current as the loop runs, so a caller that stops waiting still knows the counts. */
   readonly progress?: { iterations: number; usage: TurnUsage };
+  /** Asked about each validated call before it runs; a parked call stops the loop after its batch. */
+  readonly gate?: CallGate;
+  /** Goes on from a parked batch that has been decided, instead of starting afresh. */
+  readonly resume?: LoopResume;
+}
+
+/** Where a parked turn goes on from: its counts, and how to settle the decided batch. */
+export interface LoopResume {
+  readonly iterations: number;
+  readonly usage: TurnUsage;
+  readonly lastText: string;
+  /** The text of the response whose calls were parked. */
+  readonly responseText: string;
+  /** Runs or refuses the decided calls and answers every call of the batch, in call order. */
+  settle(options: {
+    readonly toolMap: ReadonlyMap<string, WorkerAgentTool>;
+    readonly parallelLimit: number;
+    readonly runtime: ToolCallRuntime;
+  }): Promise<Pick<DispatchResult, 'outputs' | 'terminatedBy'>>;
+}
+
+/** The response whose calls wait for a person: what ran already, and what waits. */
+export interface ParkedBatch {
+  readonly iteration: number;
+  readonly responseText: string;
+  readonly calls: readonly ModelFunctionCall[];
+  /** Per call position: the output of a call that ran (or was refused), null for a parked one. */
+  readonly outputs: readonly (FunctionCallOutputItem | null)[];
+  readonly parked: readonly ParkedCall[];
 }
 
 /** How the loop stopped. The turn turns this into exactly one terminal event. */
@@ -37,6 +76,13 @@ export type LoopOutcome = (
   | { readonly kind: 'iteration_exhausted'; readonly text: string }
   | { readonly kind: 'failed'; readonly error: TurnError; readonly text: string }
   | { readonly kind: 'cancelled' }
+  | {
+      readonly kind: 'parked';
+      /** The conversation up to and including the parked response's items (not its outputs). */
+      readonly conversation: readonly ConversationItem[];
+      readonly batch: ParkedBatch;
+      readonly lastText: string;
+    }
 ) & { readonly iterations: number; readonly usage: TurnUsage };
 
 const SUMMARY_REQUEST =
@@ -57,9 +103,24 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
   const failures = new FailureMemory();
   const progress = options.progress ?? { iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } };
   const { usage } = progress;
-  let iterations = 0;
+  const { resume } = options;
+  let iterations = resume?.iterations ?? 0;
   let afterToolResults = false;
-  let lastText = '';
+  let lastText = resume?.lastText ?? '';
+  if (resume !== undefined) {
+    usage.inputTokens = resume.usage.inputTokens;
+    usage.outputTokens = resume.usage.outputTokens;
+    progress.iterations = iterations;
+  }
+  const runtimeFor = (iteration: number): ToolCallRuntime => ({
+    iteration,
+    signal,
+    defaultTimeoutMs: options.toolTimeoutMs,
+    emit,
+    logger: options.logger,
+    clock: options.clock,
+    failures,
+  });
 
   const ask = async (toolChoice: 'auto' | 'none'): Promise<ModelResponse> => {
     iterations += 1;
@@ -103,6 +164,15 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
   const end = (outcome: DistributiveOutcome): LoopOutcome => ({ ...outcome, iterations, usage: { ...usage } });
 
   try {
+    if (resume !== undefined) {
+      // The parked calls were callable when they were parked: reach them even if Tool Search loaded them.
+      const toolMap = new Map([...assembled, ...catalog.callable()]);
+      const settled = await resume.settle({ toolMap, parallelLimit: options.parallelLimit, runtime: runtimeFor(iterations) });
+      conversation.push(...settled.outputs);
+      afterToolResults = true;
+      if (cancelled()) return end({ kind: 'cancelled' });
+      if (settled.terminatedBy !== undefined) return end({ kind: 'terminated', text: resume.responseText, ...settled.terminatedBy });
+    }
     for (;;) {
       if (cancelled()) return end({ kind: 'cancelled' });
       if (iterations >= options.maxIterations) {
@@ -128,16 +198,19 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
         toolMap: catalog.callable(),
         deferred: assembled,
         parallelLimit: options.parallelLimit,
-        runtime: {
-          iteration: iterations,
-          signal,
-          defaultTimeoutMs: options.toolTimeoutMs,
-          emit,
-          logger: options.logger,
-          clock: options.clock,
-          failures,
-        },
+        runtime: runtimeFor(iterations),
+        ...(options.gate === undefined ? {} : { gate: options.gate }),
       });
+      if (dispatched.parked.length > 0 && !cancelled()) {
+        const batch: ParkedBatch = {
+          iteration: iterations,
+          responseText: response.text,
+          calls: response.calls,
+          outputs: dispatched.slots.map((slot) => slot ?? null),
+          parked: dispatched.parked,
+        };
+        return end({ kind: 'parked', conversation: [...conversation], batch, lastText });
+      }
       conversation.push(...dispatched.outputs);
       afterToolResults = true;
       if (cancelled()) return end({ kind: 'cancelled' });

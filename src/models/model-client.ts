@@ -84,6 +84,8 @@ export interface ModelCallOptions {
 export interface ModelClient {
   /** The model name recorded with the turn. */
   readonly model: string;
+  /** How many responses it has given; the scripted model can start again after that many. */
+  stepsTaken?(): number;
   respond(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
 }
 

@@ -24,10 +24,15 @@ const DELTA_SIZE = 24;
  * script runs out. It produces the same shapes as a real provider, so its turns go through
  * exactly the same validation, repair, dispatch, streaming and storage.
  */
-export function createScriptedModel(options: { readonly script: readonly ScriptStep[] }): ModelClient {
-  let position = 0;
+export function createScriptedModel(options: {
+  readonly script: readonly ScriptStep[];
+  /** The step to answer first: a turn resumed after an approval goes on where it stopped. */
+  readonly startAt?: number;
+}): ModelClient {
+  let position = options.startAt ?? 0;
   return {
     model: 'scripted',
+    stepsTaken: () => position,
     async respond(_request: ModelRequest, call: ModelCallOptions): Promise<ModelResponse> {
       call.signal.throwIfAborted();
       const step: ScriptStep = options.script[position] ?? {};

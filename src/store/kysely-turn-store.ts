@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { BrainStore } from '../brain/brain-store.js';
 import { createBrainStore } from '../brain/create-brain-store.js';
+import { KyselyApprovalStore } from '../approvals/kysely-approval-store.js';
 import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { CancelReason, TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
@@ -14,10 +15,12 @@ import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnRecord, TurnStat
 export class KyselyTurnStore implements TurnStore {
   readonly #db: Kysely<Database>;
   readonly brain: BrainStore;
+  readonly approvals: KyselyApprovalStore;
 
   private constructor(db: Kysely<Database>) {
     this.#db = db;
     this.brain = createBrainStore(db);
+    this.approvals = new KyselyApprovalStore(db);
   }
 
   /**
@@ -146,6 +149,7 @@ export class KyselyTurnStore implements TurnStore {
       outcome: row.outcome,
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
       ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
+      ...(row.status === 'requires_action' ? { pendingApprovals: await this.approvals.listPending(turnId) } : {}),
     };
   }
 

@@ -81,4 +81,41 @@ export const migrations: Record<string, Migration> = {
   },
   '2026-12-01-brain-001-pages': brainPagesMigration,
   '2026-12-01-replicas-001-coordination': coordinationMigration,
+  '2026-12-01-approvals-001-parked-turns': {
+    async up(db: Kysely<unknown>) {
+      // One row per call that waited for a person: the exact call (its validated arguments and
+      // their hash) and, once given, the decision. A turn parks as often as it needs to.
+      await db.schema
+        .createTable('turn_approvals')
+        .addColumn('turn_id', 'text', (column) => column.notNull().references('turns.id').onDelete('cascade'))
+        .addColumn('call_id', 'text', (column) => column.notNull())
+        .addColumn('position', 'integer', (column) => column.notNull())
+        .addColumn('iteration', 'integer', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('namespace', 'text')
+        .addColumn('arguments_json', 'text', (column) => column.notNull())
+        .addColumn('arguments_hash', 'text', (column) => column.notNull())
+        .addColumn('label', 'text', (column) => column.notNull())
+        .addColumn('requested_at', 'text', (column) => column.notNull())
+        .addColumn('expires_at', 'text', (column) => column.notNull())
+        .addColumn('decision', 'text')
+        .addColumn('message', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('decided_at', 'text')
+        .addPrimaryKeyConstraint('turn_approvals_pk', ['turn_id', 'call_id'])
+        .execute();
+      await db.schema.createIndex('turn_approvals_expires').on('turn_approvals').columns(['decision', 'expires_at']).execute();
+      // What a parked turn needs to go on, from any process: its conversation and parked batch.
+      await db.schema
+        .createTable('turn_continuations')
+        .addColumn('turn_id', 'text', (column) => column.primaryKey().references('turns.id').onDelete('cascade'))
+        .addColumn('body', 'text', (column) => column.notNull())
+        .addColumn('parked_at', 'text', (column) => column.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('turn_continuations').ifExists().execute();
+      await db.schema.dropTable('turn_approvals').ifExists().execute();
+    },
+  },
 };

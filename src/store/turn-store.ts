@@ -1,10 +1,11 @@
 import type { BrainStore } from '../brain/brain-store.js';
+import type { ApprovalStore, PendingApproval } from '../approvals/approval-store.js';
 import type { JsonObject } from '../json.js';
 import type { CoordinationStore } from './coordination-store.js';
 import type { TodoStore } from '../tools/todo/todo-store.js';
 import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
 
-export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type TurnStatus = 'queued' | 'running' | 'requires_action' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** A turn as `GET /turns/:id` shows it. */
 export interface TurnRecord {
@@ -24,6 +25,8 @@ export interface TurnRecord {
   readonly usage: TurnUsage;
   /** When the turn was put in its agent's queue; absent when it never waited. */
   readonly queuedAt?: string;
+  /** The calls waiting for a person, while `status` is `requires_action`. */
+  readonly pendingApprovals?: PendingApproval[];
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */
@@ -62,7 +65,7 @@ export interface NewTurn {
 
 /** How a turn ended: the record's closing fields. */
 export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
-  readonly status: Exclude<TurnStatus, 'running' | 'queued'>;
+  readonly status: Exclude<TurnStatus, 'running' | 'queued' | 'requires_action'>;
   readonly finishedAt: string;
 };
 
@@ -73,6 +76,8 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
 export interface TurnStore extends TodoStore, CoordinationStore {
   /** Each agent's Brain pages, in the same database. */
   readonly brain: BrainStore;
+  /** Parked turns and their approvals (src/approvals). */
+  readonly approvals: ApprovalStore;
   createTurn(turn: NewTurn): Promise<void>;
   /** Appends events (in seq order) in one transaction. */
   appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;

@@ -30,9 +30,11 @@ export function createModelClient(options: {
   /** The provider's SDK client, shared by all turns. */
   readonly client: OpenAI | undefined;
   readonly logger: Logger;
+  /** The scripted model's first step, when a parked turn resumes. */
+  readonly scriptStart?: number;
 }): ModelClient {
   const { request, config } = options;
-  if ('script' in request) return createScriptedModel({ script: request.script });
+  if ('script' in request) return createScriptedModel({ script: request.script, ...(options.scriptStart === undefined ? {} : { startAt: options.scriptStart }) });
   if (!hasModelProvider(config) || options.client === undefined) {
     throw new ServiceError({
       statusCode: 400,

@@ -2,12 +2,30 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
-import { runTurnLoop, type LoopOutcome } from '../loop/run-turn-loop.js';
+import type { CallGate } from '../loop/call-gate.js';
+import { runTurnLoop, type LoopOutcome, type LoopResume } from '../loop/run-turn-loop.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { PlannedTurn } from './plan-turn.js';
 import { resolveTurnOutcome } from './turn-outcome.js';
 import type { TurnRun } from './turn-run.js';
+
+/** A loop that stopped at calls waiting for a person, with what it takes to go on later. */
+export interface ParkedLoop {
+  readonly outcome: Extract<LoopOutcome, { readonly kind: 'parked' }>;
+  /** How many responses the model gave (the scripted model resumes at the next step). */
+  readonly modelSteps: number | undefined;
+  readonly maxIterations: number;
+  /** What is left of the turn's time limit, which counts running time only. */
+  readonly remainingMs: number;
+}
+
+/** Approvals for a turn: the gate that parks calls, and where a parked loop is stored. */
+export interface TurnApprovals {
+  readonly gate: CallGate;
+  /** Stores the parked turn and suspends its run; throws when it could not be stored. */
+  park(parked: ParkedLoop): Promise<void>;
+}
 
 /** How long a cancelled loop may take to unwind before the turn is closed without it. */
 const UNWIND_GRACE_MS = 1_000;
@@ -27,8 +45,12 @@ export async function driveTurn(options: {
   readonly store: TurnStore;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly approvals?: TurnApprovals;
+  /** Goes on from a decided parked batch (src/approvals/resume-parked-turn.ts). */
+  readonly resume?: LoopResume;
 }): Promise<void> {
-  const { run, plan, logger, config } = options;
+  const { run, plan, logger, config, approvals } = options;
+  const startedAt = options.clock.monotonicMs();
   const timeout = setTimeout(() => {
     run.cancel('timeout');
   }, options.timeoutMs);
@@ -57,8 +79,17 @@ export async function driveTurn(options: {
       },
       logger,
       clock: options.clock,
+      ...(approvals === undefined ? {} : { gate: approvals.gate }),
+      ...(options.resume === undefined ? {} : { resume: options.resume }),
     });
     const outcome = await Promise.race([loop, unwound(run.signal, loop, progress)]);
+    if (outcome.kind === 'parked') {
+      if (approvals === undefined) throw new Error('the loop parked a call in a turn without approvals');
+      clearTimeout(timeout);
+      const remainingMs = Math.max(1, options.timeoutMs - (options.clock.monotonicMs() - startedAt));
+      await approvals.park({ outcome, modelSteps: plan.model.stepsTaken?.(), maxIterations: options.maxIterations, remainingMs });
+      return;
+    }
     terminal = resolveTurnOutcome({ outcome, kind: run.kind, maxIterations: options.maxIterations, cancelReason: run.cancelReason });
   } catch (error) {
     logger.error({ err: error }, 'turn failed with an internal error');

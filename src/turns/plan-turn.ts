@@ -40,10 +40,13 @@ export async function planTurn(options: {
   readonly store: TurnStore;
   readonly openAIClient: OpenAI | undefined;
   readonly logger: Logger;
+  /** A parked turn going on: its stored conversation (instead of the request's input) and model position. */
+  readonly resumeFrom?: { readonly conversation: readonly ConversationItem[]; readonly modelSteps: number | undefined };
 }): Promise<PlannedTurn> {
-  const { request, home, services, store, logger } = options;
-  const model = createModelClient({ request: request.model, config: options.config.model, client: options.openAIClient, logger });
-  const input = toConversation(request.input);
+  const { request, home, services, store, logger, resumeFrom } = options;
+  const scriptStart = resumeFrom?.modelSteps === undefined ? {} : { scriptStart: resumeFrom.modelSteps };
+  const model = createModelClient({ request: request.model, config: options.config.model, client: options.openAIClient, logger, ...scriptStart });
+  const input = resumeFrom === undefined ? toConversation(request.input) : [...resumeFrom.conversation];
   if (request.kind === 'workflow_task' && request.task !== undefined) {
     const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };
     const prepared = prepareWorkflowTask({

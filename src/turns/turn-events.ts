@@ -13,7 +13,7 @@ const jsonObject = z.record(z.string(), z.unknown());
 
 export const turnKindSchema = z.enum(['text', 'workflow_task']);
 export const cancelReasonSchema = z.enum(['client_disconnected', 'cancel_requested', 'timeout', 'shutdown', 'superseded']);
-export const toolFailureCodeSchema = z.enum(['invalid_arguments', 'unknown_tool', 'tool_error', 'timeout', 'aborted', 'skipped']);
+export const toolFailureCodeSchema = z.enum(['invalid_arguments', 'unknown_tool', 'tool_error', 'timeout', 'aborted', 'skipped', 'denied']);
 
 const envelope = {
   turnId: z.string(),
@@ -85,6 +85,27 @@ const toolFailed = z.object({
   iteration: z.number().int(),
   repair: repairSchema.optional(),
 });
+const toolApprovalRequested = z.object({
+  type: z.literal('tool.approval_requested'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  namespace: z.string().optional(),
+  arguments: z.unknown().describe('The validated arguments.'),
+  argumentsHash: z.string().describe('Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `arguments`.'),
+  label: z.string().describe('"Waiting for approval: Running `rm -rf build`".'),
+  iteration: z.number().int(),
+  expiresAt: z.string().describe('When the wait ends as a denial (APPROVAL_TIMEOUT_MS).'),
+});
+const toolApprovalDecided = z.object({
+  type: z.literal('tool.approval_decided'),
+  ...envelope,
+  callId: z.string(),
+  name: z.string(),
+  decision: z.enum(['approve', 'deny']),
+  message: z.string().optional(),
+  reason: z.literal('timeout').optional().describe('Set when nobody decided within APPROVAL_TIMEOUT_MS.'),
+});
 const turnCompleted = z.object({
   type: z.literal('turn.completed'),
   ...envelope,
@@ -119,6 +140,8 @@ export const turnEventSchema = z.discriminatedUnion('type', [
   toolPresentation,
   toolCompleted,
   toolFailed,
+  toolApprovalRequested,
+  toolApprovalDecided,
   turnCompleted,
   turnFailed,
   turnCancelled,

@@ -15,7 +15,8 @@ const CANCEL_MESSAGES: Record<CancelReason, string> = {
  * `turn.completed`, `turn.failed`, `turn.cancelled`.
  */
 export function resolveTurnOutcome(options: {
-  readonly outcome: LoopOutcome;
+  /** A parked loop has not ended: the driver parks the turn instead (src/approvals). */
+  readonly outcome: Exclude<LoopOutcome, { readonly kind: 'parked' }>;
   readonly kind: TurnKind;
   readonly maxIterations: number;
   readonly cancelReason: CancelReason | undefined;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { pendingApprovalSchema } from '../approvals/approval-schemas.js';
 import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from './turn-events.js';
 
-export const turnStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
+export const turnStatusSchema = z.enum(['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled', 'interrupted']);
 
 /** The turn record of `GET /turns/:id`. */
 export const turnRecordSchema = z
@@ -23,6 +24,7 @@ export const turnRecordSchema = z
       .describe('How the turn ended: final_answer, terminated, result_submitted, iteration_exhausted, an error code, or cancelled.'),
     usage: usageSchema,
     queuedAt: z.string().optional().describe('When the turn was put in its agent\'s queue (multitask `enqueue` or `interrupt`); absent when it never waited.'),
+    pendingApprovals: z.array(pendingApprovalSchema).optional().describe('The calls waiting for a person, while `status` is `requires_action`.'),
   })
   .meta({ id: 'TurnRecord' });
 

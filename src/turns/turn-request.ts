@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approvalPolicySchema } from '../approvals/approval-policy.js';
 import { turnKindSchema } from './turn-events.js';
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
@@ -73,6 +74,7 @@ export const turnRequestSchema = z
       id: z.string().regex(AGENT_ID_PATTERN, 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'),
       instructions: z.string().max(200_000).optional(),
       tools: agentToolsSchema.optional(),
+      approvals: approvalPolicySchema.optional(),
     }),
     kind: turnKindSchema.default('text'),
     input: z.union([z.string().min(1).max(1_000_000), z.array(inputItemSchema).min(1).max(2_000)]),

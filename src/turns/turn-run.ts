@@ -35,10 +35,22 @@ export class TurnRun {
   #cancelReason: CancelReason | undefined;
   #finished = false;
   #ended = false;
+  #suspended = false;
   readonly #done: Promise<void>;
   #resolveDone: () => void = () => undefined;
 
-  constructor(options: { id: string; agentId: string; kind: TurnKind; store: TurnStore; clock: Clock; logger: Logger }) {
+  constructor(options: {
+    id: string;
+    agentId: string;
+    kind: TurnKind;
+    store: TurnStore;
+    clock: Clock;
+    logger: Logger;
+    /** The events a resumed turn already has in the store: replayed to subscribers, numbering goes on after them. */
+    history?: readonly StoredEvent[];
+  }) {
+    for (const stored of options.history ?? []) this.#delivered.push({ event: JSON.parse(stored.json) as TurnEvent, stored });
+    this.#nextSeq = (this.#delivered.at(-1)?.event.seq ?? 0) + 1;
     this.id = options.id;
     this.agentId = options.agentId;
     this.kind = options.kind;
@@ -61,6 +73,11 @@ export class TurnRun {
 
   get finished(): boolean {
     return this.#finished;
+  }
+
+  /** True once the turn is parked in the store: it goes on (here or on another replica) only when decided. */
+  get suspended(): boolean {
+    return this.#suspended;
   }
 
   /** Resolves once the terminal event is stored and delivered. */
@@ -106,6 +123,35 @@ export class TurnRun {
     } catch (error) {
       this.#logger.error({ err: error, turnId: this.id }, 'could not store the end of a turn');
     }
+    this.#deliver(batch);
+    this.#ended = true;
+    this.#listeners.clear();
+    this.#resolveDone();
+  }
+
+  /**
+   * Parks the turn: numbers `bodies`, then has `write` store them after every earlier event, in
+   * one transaction with whatever the parked turn needs; then delivers them. The run ends in this
+   * process without a terminal event (`done` resolves, `suspended` is true). When `write` throws,
+   * nothing of it is kept and the run goes on, so the caller can still finish the turn.
+   */
+  async suspend(bodies: readonly TurnEventBody[], write: (events: readonly StoredEvent[]) => Promise<void>): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    const numbered = bodies.map((body) => this.#number(body));
+    await this.#flushing;
+    const earlier = this.#pending;
+    this.#pending = [];
+    const batch = [...earlier, ...numbered];
+    try {
+      await write(batch.map((entry) => entry.stored));
+    } catch (error) {
+      this.#pending = earlier;
+      this.#nextSeq -= numbered.length;
+      this.#finished = false;
+      throw error;
+    }
+    this.#suspended = true;
     this.#deliver(batch);
     this.#ended = true;
     this.#listeners.clear();

@@ -2,6 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
+import { ApprovalService } from '../approvals/approval-service.js';
+import { resumeParkedTurn } from '../approvals/resume-parked-turn.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
@@ -73,10 +75,22 @@ export class TurnService {
   readonly #queued = new Set<string>();
   readonly #cancelWatcher: CancelWatcher;
   #liveness: TurnLiveness | undefined;
+  readonly #approvals: ApprovalService;
+  /** Aborts followers of turns that run nowhere here (parked, or on another replica) when the service closes. */
+  readonly #closing = new AbortController();
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
     this.#options = options;
+    this.#approvals = new ApprovalService({
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      timeoutMs: options.config.approvals.timeoutMs,
+      owner: options.instanceId,
+      resume: (turnId) => this.#resumeParked(turnId),
+      accepting: () => !this.#draining,
+    });
     this.#cancelWatcher = new CancelWatcher({ store: options.store, signals: options.signals, runs: this.#runs, logger: options.logger });
   }
 
@@ -91,7 +105,13 @@ export class TurnService {
       sharedStore: options.sharedStore,
       runs: service.#runs,
     });
+    service.#approvals.start();
     return service;
+  }
+
+  /** Decisions on parked calls, for `POST /turns/:id/approvals/:callId`. */
+  get approvals(): ApprovalService {
+    return this.#approvals;
   }
 
   get draining(): boolean {
@@ -184,6 +204,7 @@ export class TurnService {
     const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger });
     this.#runs.set(turnId, run);
     const limits = request.limits ?? {};
+    const approvals = this.#approvals.forTurn({ run, request });
     const start = async (): Promise<void> => {
       run.emit({
         type: 'turn.started',
@@ -194,6 +215,7 @@ export class TurnService {
         unavailableSources: [...plan.unavailable],
       });
       await driveTurn({
+        ...(approvals === undefined ? {} : { approvals }),
         run,
         plan,
         catalog,
@@ -227,7 +249,8 @@ export class TurnService {
       owner: instanceId,
       logger: turnLogger,
     }).finally(() => {
-      this.#runs.delete(turnId);
+      // A parked turn may already be running again here, as a new run.
+      if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
     });
     return { kind: 'started', run };
   }
@@ -257,6 +280,9 @@ export class TurnService {
       return this.getTurn(turnId);
     }
     const record = await this.getTurn(turnId);
+    // A parked turn runs nowhere: it is cancelled in the store, from any replica.
+    const parked = record.status === 'requires_action' ? await this.#approvals.cancelParked({ record }) : undefined;
+    if (parked !== undefined) return parked;
     const live = record.status === 'running' || record.status === 'queued';
     if (!live || !this.#options.sharedStore) {
       const why = live ? 'is not running in this server process' : `has already ended (${record.status})`;
@@ -290,9 +316,11 @@ export class TurnService {
     signal: AbortSignal;
     onEvent: (event: StoredEvent) => void;
   }): Promise<void> {
-    const { turnId, signal, onEvent, follow } = options;
+    const { turnId, onEvent, follow } = options;
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
     const run = this.#runs.get(turnId);
-    if (run !== undefined) {
+    // A suspended run (the turn parked) has ended here; the store has the rest.
+    if (run !== undefined && !run.suspended) {
       const unsubscribe = run.subscribe(options.afterSeq, (_event, stored) => {
         onEvent(stored);
       });
@@ -310,11 +338,11 @@ export class TurnService {
       follow,
       signal,
       onEvent,
-      runsHere: () => this.#runs.has(turnId),
+      runsHere: () => this.#runsHere(turnId),
       ...(waiter === undefined ? {} : { waitForMore: (pollMs: number, abort: AbortSignal) => waiter.wait(pollMs, abort) }),
     }).finally(() => waiter?.dispose());
-    // The turn started running here while we polled (a retried request): follow it from memory.
-    if (!read.ended && follow && !signal.aborted && this.#runs.has(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
+    // The turn started running here while we polled (a retried request, a resumed turn): follow it from memory.
+    if (!read.ended && follow && !signal.aborted && this.#runsHere(turnId)) await this.streamEvents({ ...options, signal, afterSeq: read.lastSeq });
   }
 
   /** Stops taking turns (readiness turns 503). */
@@ -326,6 +354,7 @@ export class TurnService {
   async shutdown(): Promise<void> {
     this.beginDrain();
     this.#liveness?.stop();
+    this.#approvals.stop();
     // A queued turn has not started: it ends now rather than start during the drain.
     for (const turnId of this.#queued) this.#runs.get(turnId)?.cancel('shutdown');
     const runs = [...this.#runs.values()];
@@ -333,8 +362,34 @@ export class TurnService {
     for (const run of this.#runs.values()) run.cancel('shutdown');
     await Promise.all(runs.map((run) => run.done));
     this.#cancelWatcher.stop();
+    this.#closing.abort();
   }
 
+  #runsHere(turnId: string): boolean {
+    return this.#runs.get(turnId)?.suspended === false;
+  }
+
+  /** Goes on with a parked turn this process claimed by recording its last decision. */
+  async #resumeParked(turnId: string): Promise<void> {
+    const { run, driving } = await resumeParkedTurn({
+      turnId,
+      config: this.#options.config,
+      store: this.#options.store,
+      services: this.#options.services,
+      openAIClient: this.#options.openAIClient,
+      logger: this.#options.logger,
+      clock: this.#options.clock,
+      approvals: this.#approvals,
+    });
+    this.#runs.set(turnId, run);
+    void driving
+      .catch((error: unknown) => {
+        this.#options.logger.error({ err: error, turnId }, 'a resumed turn could not be finished');
+      })
+      .finally(() => {
+        if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
+      });
+  }
 }
 
 /** The turn's tool catalog; two tools with one identity is the server's fault (a 500 that says which). */
