@@ -5,7 +5,10 @@ import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 /** Where the agent home appears inside the sandbox; also the command's HOME and start folder. */
 export const SANDBOX_HOME = '/home/agent';
 
-/** The sandbox user: not root inside, so tools behave as for a normal login. */
+/**
+ * The sandbox user as commands see it: not root inside, so tools behave as for a normal
+ * login. Outside, on the host, it is whoever bwrap runs as (see `SandboxIdentity`), never root.
+ */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
 
@@ -14,8 +17,10 @@ export const PASSWD_FD = 4;
 export const GROUP_FD = 5;
 /** The arguments themselves go through fd 3 (`--args 3`), so the sandbox's /proc/1/cmdline shows no host paths. */
 export const ARGUMENTS_FD = 3;
-/** The scripts of added commands follow, from fd 6 on, in the order of `SandboxAdditions.commands`. */
-export const FIRST_COMMAND_FD = 6;
+/** The seccomp program (`--seccomp 6`), when this architecture has one. */
+export const SECCOMP_FD = 6;
+/** The scripts of added commands follow, from fd 7 on, in the order of `SandboxAdditions.commands`. */
+export const FIRST_COMMAND_FD = 7;
 
 export const SANDBOX_PASSWD = [
   'root:x:0:0:root:/root:/usr/sbin/nologin',
@@ -122,6 +127,8 @@ export interface BwrapArgumentsOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Host paths bound read-only and command scripts put into SANDBOX_BIN (checked by `checkSandboxAdditions`). */
   readonly additions?: SandboxAdditions;
+  /** Whether a seccomp program waits at SECCOMP_FD. */
+  readonly seccomp?: boolean;
 }
 
 /**
@@ -140,7 +147,11 @@ export interface BwrapArgumentsOptions {
  *   service's additions (read-only binds, commands in /opt/turn-runtime/bin).
  * - `--new-session`: no controlling terminal, so no TIOCSTI keystroke injection.
  * - `--clearenv` and an explicit environment.
- * - bwrap drops every capability of the command, so uid 0 outside does not mean root powers.
+ * - `--seccomp`: the deny list of `buildSeccompFilter` (mount, ptrace, keyctl, bpf …).
+ * - bwrap drops every capability of the command. The process itself is started as an
+ *   unprivileged host uid (never 0: the kernel checks /proc/sys writes against the uid,
+ *   not capabilities), so /proc/sys and /sys are not writable even though they are the
+ *   host's.
  */
 export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
   const { features } = options.layout;
@@ -159,6 +170,7 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     '--die-with-parent',
     '--new-session',
     '--clearenv',
+    ...(options.seccomp === true ? ['--seccomp', String(SECCOMP_FD)] : []),
   ];
   for (const [name, value] of Object.entries(options.env)) args.push('--setenv', name, value);
 
