@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
@@ -49,11 +51,18 @@ export async function createRuntime(options: {
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
     // Skills call MCP servers with mcporter from run_command, so the sandbox carries it.
     const mcporter = await locateMcporter();
+    // The homes live here; the probe proves the sandbox user can reach them (the folder is passable, not listable).
+    const homesFolder = path.join(config.dataDir, 'agents');
+    await mkdir(homesFolder, { recursive: true, mode: 0o711 });
     const sandbox = await detectCommandSandbox({
+      probeFolder: homesFolder,
       bwrapPath: config.sandbox.bwrapPath,
       unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
       allowNetwork: config.sandbox.allowNetwork,
       outputLimitBytes: config.sandbox.outputLimitBytes,
+      limits: { maxMemoryBytes: config.sandbox.memoryMaxBytes },
+      sandboxUid: config.sandbox.uid,
+      sandboxGid: config.sandbox.gid,
       logger,
       additions: {
         readOnlyBinds: [...config.sandbox.readOnlyPaths.map((folder) => ({ source: folder, target: folder })), ...(mcporter?.sandboxAdditions.readOnlyBinds ?? [])],
@@ -64,7 +73,7 @@ export async function createRuntime(options: {
       clock,
       todoStore: store,
       sandbox,
-      commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
+      commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs, homeMaxBytes: config.sandbox.homeMaxBytes },
       webFetch: {
         settings: config.web,
         cacheFor: (agentId) => webFetchCaches.get(agentId),

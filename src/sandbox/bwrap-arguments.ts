@@ -19,8 +19,14 @@ export const GROUP_FD = 5;
 export const ARGUMENTS_FD = 3;
 /** The seccomp program (`--seccomp 6`), when this architecture has one. */
 export const SECCOMP_FD = 6;
-/** The scripts of added commands follow, from fd 7 on, in the order of `SandboxAdditions.commands`. */
-export const FIRST_COMMAND_FD = 7;
+/**
+ * The agent home, as a folder descriptor the service opened (`--bind-fd 7`): bwrap, running
+ * as the unprivileged sandbox user, never looks the home's host path up, so it needs no
+ * access to the folders above it and nothing there can be swapped under it.
+ */
+export const HOME_FD = 7;
+/** The scripts of added commands follow, from fd 8 on, in the order of `SandboxAdditions.commands`. */
+export const FIRST_COMMAND_FD = 8;
 
 export const SANDBOX_PASSWD = [
   'root:x:0:0:root:/root:/usr/sbin/nologin',
@@ -117,8 +123,10 @@ export async function inspectBwrapLayout(features: BwrapFeatures): Promise<Bwrap
 
 export interface BwrapArgumentsOptions {
   readonly layout: BwrapLayout;
-  /** The real path of the agent home on the host. */
+  /** The real path of the agent home on the host (bound through HOME_FD when `homeFd` is set). */
   readonly home: string;
+  /** Bind the home from the folder descriptor at HOME_FD instead of by its path. */
+  readonly homeFd?: boolean;
   /** Start folder relative to the home ("" for the home). */
   readonly cwd: string;
   readonly allowNetwork: boolean;
@@ -190,8 +198,7 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     '--ro-bind-data',
     String(GROUP_FD),
     '/etc/group',
-    '--bind',
-    options.home,
+    ...(options.homeFd === true ? ['--bind-fd', String(HOME_FD)] : ['--bind', options.home]),
     SANDBOX_HOME,
     ...sized('/tmp'),
     '--dir',

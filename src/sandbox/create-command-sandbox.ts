@@ -1,4 +1,5 @@
-import { chown } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -7,7 +8,7 @@ import { checkCommandRequest } from './check-command-request.js';
 import { commandEnvironment, commandPreamble } from './command-environment.js';
 import { CommandSandboxError, type CommandRunRequest, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
 import { createLimitedCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
-import { runCommandProcess } from './run-command-process.js';
+import { runCommandProcess, type CommandInput } from './run-command-process.js';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 import type { SandboxIdentity } from './sandbox-identity.js';
 
@@ -51,12 +52,21 @@ export function createBubblewrapSandbox(
   const { identity } = options;
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
-    // The home must belong to the sandbox user, or the command could not write in it; the
-    // service (root) still reads and writes it. The home's path is the service's own choice.
-    if (identity !== undefined) await chown(checked.home, identity.uid, identity.gid);
+    const homeFolder = await open(checked.home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      // The home must belong to the sandbox user, or the command could not write in it; the
+      // service (root) still reads and writes it.
+      if (identity !== undefined) await homeFolder.chown(identity.uid, identity.gid);
+      return await runIn({ request, checked, homeFd: homeFolder.fd });
+    } finally {
+      await homeFolder.close();
+    }
+  };
+  const runIn = ({ request, checked, homeFd }: { request: CommandRunRequest; checked: { home: string; cwd: string }; homeFd: number }) => {
     const bwrapArguments = buildBwrapArguments({
       layout: options.layout,
       home: checked.home,
+      homeFd: true,
       cwd: checked.cwd,
       allowNetwork: options.allowNetwork,
       tmpSizeBytes: options.limits.tmpSizeBytes,
@@ -80,12 +90,13 @@ export function createBubblewrapSandbox(
       // bwrap needs no environment, and an empty one cannot leak into the sandbox by mistake.
       env: {},
       cwd: '/',
-      // fds 3, 4, 5, 6 (seccomp, empty when none), then the added commands' scripts from FIRST_COMMAND_FD (7) on.
+      // fds 3, 4, 5, 6 (seccomp, empty when none), 7 (the home), then the added commands' scripts from FIRST_COMMAND_FD (8) on.
       inputs: [
         `${bwrapArguments.join('\0')}\0`,
         SANDBOX_PASSWD,
         SANDBOX_GROUP,
         options.seccomp ?? '',
+        { fd: homeFd },
         ...(options.additions?.commands ?? []).map((added) => added.script),
       ],
     });
@@ -142,7 +153,7 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
 function runInCgroups(
   options: SandboxBaseOptions,
   request: CommandRunRequest,
-  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly (string | Buffer)[] },
+  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly CommandInput[] },
 ): ReturnType<typeof runCommandProcess> {
   return withCommandCgroups(options, (cgroups) =>
     runCommandProcess({

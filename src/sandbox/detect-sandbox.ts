@@ -42,6 +42,11 @@ export interface DetectCommandSandboxOptions {
   readonly sandboxGid?: number | undefined;
   /** `setpriv` or a path to it. */
   readonly setprivPath?: string;
+  /**
+   * Where the probe makes its home: the folder that holds the agents' homes (DATA_DIR/agents),
+   * so the probe proves the sandbox user can reach them there. The system temp folder when not given.
+   */
+  readonly probeFolder?: string;
   /** The service's uid; only tests pretend another one, to prove the probe catches a root mapping. */
   readonly serviceUid?: number;
 }
@@ -132,7 +137,7 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
     layout: await inspectBwrapLayout(features),
     additions: await checkSandboxAdditions({ additions: options.additions ?? NO_SANDBOX_ADDITIONS, logger }),
   });
-  const failure = await tryTrialCommand({ sandbox, expectedUid: identity.identity?.uid ?? serviceUid, seccomp: seccomp !== undefined });
+  const failure = await tryTrialCommand({ sandbox, expectedUid: identity.identity?.uid ?? serviceUid, seccomp: seccomp !== undefined, folder: options.probeFolder ?? os.tmpdir() });
   if (failure !== undefined) {
     warnDisabled(failure);
     return undefined;
@@ -234,9 +239,14 @@ function describeMemoryLimit(probe: PidsCgroupProbe, limits: SandboxLimits): { e
  * sandbox must start, the file it made must belong to the expected unprivileged host uid,
  * and nothing of /proc/sys, /sys or the denied calls may be within its reach.
  */
-async function tryTrialCommand(options: { sandbox: CommandSandbox; expectedUid: number; seccomp: boolean }): Promise<string | undefined> {
+async function tryTrialCommand(options: { sandbox: CommandSandbox; expectedUid: number; seccomp: boolean; folder: string }): Promise<string | undefined> {
   const { sandbox } = options;
-  const home = await mkdtemp(path.join(os.tmpdir(), 'turn-runtime-sandbox-check-'));
+  let home: string;
+  try {
+    home = await mkdtemp(path.join(options.folder, '.sandbox-probe-'));
+  } catch (error) {
+    return `the sandbox probe could not make its home in ${options.folder}: ${error instanceof Error ? error.message : String(error)}`;
+  }
   try {
     const result = await sandbox.run({ command: probeCommand({ seccomp: options.seccomp }), home, timeoutMs: TRIAL_TIMEOUT_MS, signal: new AbortController().signal });
     if (result.status !== 'exited' || result.exitCode !== 0) {
@@ -248,7 +258,11 @@ async function tryTrialCommand(options: { sandbox: CommandSandbox; expectedUid: 
     );
     return readProbeVerdict({ output: result.output, ownerUid, expectedUid: options.expectedUid });
   } catch (error) {
-    return explainFailure(error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    if (/Can't find source path .*Permission denied/.test(message)) {
+      return `the sandbox user cannot reach the agent homes under ${options.folder}: every folder above them must be passable (chmod o+x) by uid ${String(options.expectedUid)}: ${message}`;
+    }
+    return explainFailure(message);
   } finally {
     await rm(home, { recursive: true, force: true });
   }

@@ -8,13 +8,18 @@ import { formatDuration } from '../format/format-duration.js';
 import { createOutputCollector } from './output-collector.js';
 import type { CommandCgroup } from './pids-cgroup.js';
 
+export type CommandInput = string | Buffer | { readonly fd: number };
+
 export interface CommandProcessOptions {
   readonly file: string;
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  /** Written, in order, to the child's fds 3, 4, 5 … and then closed. */
-  readonly inputs: readonly (string | Buffer)[];
+  /**
+   * The child's fds 3, 4, 5 … in order: text or bytes written through a pipe and then closed,
+   * or `{ fd }`, an open descriptor of this process handed over as it is.
+   */
+  readonly inputs: readonly CommandInput[];
   /** fds of this process the child would inherit; each one past the inputs is covered with /dev/null. */
   readonly inheritedFds: readonly number[];
   readonly timeoutMs: number;
@@ -44,7 +49,7 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   }
   const inherited = options.inheritedFds.filter((fd) => fd >= 3 + options.inputs.length);
   const devNull = inherited.length > 0 ? await open('/dev/null', 'r') : undefined;
-  const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map(() => 'pipe' as const)];
+  const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map((input) => (typeof input === 'object' && 'fd' in input ? input.fd : ('pipe' as const)))];
   for (const fd of inherited) {
     while (stdio.length <= fd) stdio.push('ignore');
     if (devNull !== undefined) stdio[fd] = devNull.fd;
@@ -131,11 +136,12 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
 
     const extraPipes = Array.from(child.stdio).slice(3, 3 + options.inputs.length);
     extraPipes.forEach((pipe, index) => {
-      if (pipe === null || pipe === undefined) return;
+      const input = options.inputs[index];
+      if (pipe === null || pipe === undefined || input === undefined || (typeof input === 'object' && 'fd' in input)) return;
       pipe.on('error', () => undefined);
       // A readable end that is never read never ends, and the child's 'close' would wait for it.
       if ('resume' in pipe) pipe.resume();
-      (pipe as Writable).end(options.inputs[index]);
+      (pipe as Writable).end(input);
     });
 
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -17,7 +17,7 @@ const layout: BwrapLayout = { systemFolders: [{ path: '/usr' }], etcEntries: [],
 const base = { layout, home: '/srv/home', cwd: '', allowNetwork: false, tmpSizeBytes: 1024, env: { PATH: '/usr/bin' } };
 
 describe('sandbox additions in the bwrap arguments', () => {
-  it('binds read-only and adds command scripts (from fd 7 on, after the seccomp fd 6) after the tmpfs, before the root turns read-only', () => {
+  it('binds read-only and adds command scripts (from fd 8 on, after the seccomp fd 6 and the home fd 7) after the tmpfs, before the root turns read-only', () => {
     const args = buildBwrapArguments({
       ...base,
       additions: {
@@ -31,8 +31,8 @@ describe('sandbox additions in the bwrap arguments', () => {
     const bind = args.indexOf('/srv/tools/node_modules');
     expect(args.slice(bind - 1, bind + 2)).toEqual(['--ro-bind', '/srv/tools/node_modules', '/opt/turn-runtime/node_modules']);
     const command = args.indexOf(`${SANDBOX_BIN}/mcporter`);
-    expect(args.slice(command - 4, command + 1)).toEqual(['--perms', '0555', '--ro-bind-data', '7', '/opt/turn-runtime/bin/mcporter']);
-    expect(args.slice(command + 1, command + 6)).toEqual(['--perms', '0555', '--ro-bind-data', '8', '/opt/turn-runtime/bin/other']);
+    expect(args.slice(command - 4, command + 1)).toEqual(['--perms', '0555', '--ro-bind-data', '8', '/opt/turn-runtime/bin/mcporter']);
+    expect(args.slice(command + 1, command + 6)).toEqual(['--perms', '0555', '--ro-bind-data', '9', '/opt/turn-runtime/bin/other']);
     expect(bind).toBeGreaterThan(args.lastIndexOf('--tmpfs'));
     expect(command).toBeLessThan(args.lastIndexOf('--remount-ro'));
     expect(args.filter((arg) => arg === '--bind')).toHaveLength(1);
