@@ -220,6 +220,10 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
   args.push(
     '--remount-ro',
     '/dev',
+    // The whole of /proc read-only: /proc/sys holds sysctls of the sandbox's own namespaces
+    // (IPC limits, ns_last_pid) that no command needs to change; nothing of it is writable.
+    '--remount-ro',
+    '/proc',
     '--remount-ro',
     '/',
     '--chdir',

@@ -31,10 +31,12 @@ interface SandboxBaseOptions {
 }
 
 /**
- * Joins the command's cgroups (the count, then each procs file), then runs the rest of the
- * arguments: nothing can fork before it is inside them. A failed join stops the command.
+ * Makes the command tree the OOM killer's first choice (inherited; /proc is read-only inside
+ * the sandbox), joins the command's cgroups (the count, then each procs file), then runs the
+ * rest of the arguments: nothing can fork before it is inside them. A failed join stops it.
  */
-const JOIN_CGROUPS = 'n=$0; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
+const JOIN_CGROUPS =
+  'echo 1000 > /proc/self/oom_score_adj 2>/dev/null; n=$0; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 /** Runs each command in a fresh bubblewrap sandbox (see `buildBwrapArguments` for what it isolates). */
 export function createBubblewrapSandbox(
@@ -157,8 +159,8 @@ function runInCgroups(
 ): ReturnType<typeof runCommandProcess> {
   return withCommandCgroups(options, (cgroups) =>
     runCommandProcess({
-      file: cgroups.length === 0 ? process.file : '/bin/sh',
-      args: cgroups.length === 0 ? [...process.args] : ['-c', JOIN_CGROUPS, String(cgroups.length), ...cgroups.map((cgroup) => cgroup.procsFile), process.file, ...process.args],
+      file: '/bin/sh',
+      args: ['-c', JOIN_CGROUPS, String(cgroups.length), ...cgroups.map((cgroup) => cgroup.procsFile), process.file, ...process.args],
       env: process.env,
       cwd: process.cwd,
       inputs: [...process.inputs],
