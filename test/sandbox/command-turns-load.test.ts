@@ -70,7 +70,7 @@ describe('many concurrent run_command turns through the HTTP API', () => {
       const events = (await (await fetch(`${runtime.baseUrl}/turns/${id}/events`, { headers: { accept: 'application/x-ndjson' } })).text())
         .split('\n')
         .filter((line) => line !== '')
-        .map((line) => JSON.parse(line));
+        .map((line) => JSON.parse(line) as { type: string; name?: string; output?: string });
       if (events.some((event) => event.type === 'tool.completed' && event.name === 'run_command' && String(event.output).includes('exit code: 0'))) commandsRan += 1;
     }
     expect(completed).toBe(TURNS);
