@@ -54,11 +54,12 @@ export function createReadFileTool(options: FileToolOptions): WorkerAgentTool<Re
     isDestructive: false,
     describeActivity: (params) => `Reading ${params.path}`,
     describeCompletedActivity: (params, result) => describeRead(params, result.details),
-    execute: (params, context) => withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, () => readPage(home, params, context.signal)),
+    execute: (params, context) => withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, () => readPage({ home, params, signal: context.signal })),
   });
 }
 
-async function readPage(home: string, params: ReadFileParams, signal: AbortSignal): Promise<AgentToolResult> {
+async function readPage(input: { home: string; params: ReadFileParams; signal: AbortSignal }): Promise<AgentToolResult> {
+  const { home, params, signal } = input;
   signal.throwIfAborted();
   const target = await openHomePath({ home, requested: params.path, followLast: true }).catch((error: unknown) => {
     throw describeFileError(error, params.path);

@@ -25,15 +25,30 @@ beforeEach(async () => {
   await writeFile(path.join(sandbox.outside, 'only-outside.txt'), `${OUTSIDE}\n`);
 });
 afterEach(async () => {
-  swapper?.kill('SIGKILL');
-  swapper = undefined;
+  await stopSwapper();
   await sandbox.remove();
 });
+
+/** Kills the swapping shell and the mv/ln it may be running, and waits until they are gone. */
+async function stopSwapper(): Promise<void> {
+  const running = swapper;
+  swapper = undefined;
+  if (running?.pid === undefined || running.exitCode !== null || running.signalCode !== null) return;
+  const exited = new Promise((resolve) => running.once('exit', resolve));
+  try {
+    process.kill(-running.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+  await exited;
+  // A child of the group may outlive the shell by a moment.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
 
 /** Another process on the host swapping home/d for a link to the outside folder, as fast as it can. */
 function startOutsideSwapper(): ChildProcess {
   const loop = `cd '${sandbox.home}' && while :; do mv d d.real && ln -s '${sandbox.outside}' d && rm d && mv d.real d; done`;
-  return spawn('sh', ['-c', loop], { stdio: 'ignore' });
+  return spawn('sh', ['-c', loop], { stdio: 'ignore', detached: true });
 }
 
 async function outsideState(): Promise<string> {
@@ -91,7 +106,7 @@ describe('file tools raced by a host process swapping a folder for a link to the
       await runTool(tool('write_file'), { path: 'd/notes.txt', content: `written ${String(index)}\n` });
       return false;
     });
-    swapper.kill('SIGKILL');
+    await stopSwapper();
     expect(await outsideState()).toBe(before);
   });
 
@@ -102,7 +117,7 @@ describe('file tools raced by a host process swapping a folder for a link to the
       await runTool(tool('edit_file'), { path: 'd/notes.txt', old_string: OUTSIDE, new_string: 'EDITED' });
       return false;
     });
-    swapper.kill('SIGKILL');
+    await stopSwapper();
     expect(await outsideState()).toBe(before);
   });
 
@@ -115,7 +130,7 @@ describe('file tools raced by a host process swapping a folder for a link to the
       // A patch whose Update matched the outside file's line would have read it.
       return resultText(result.content).includes('notes.txt');
     });
-    swapper.kill('SIGKILL');
+    await stopSwapper();
     expect(escapes).toBe(0);
     expect(await outsideState()).toBe(before);
   });
