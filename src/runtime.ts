@@ -7,7 +7,7 @@ import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
-import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
+import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
@@ -60,7 +60,8 @@ export async function createRuntime(options: {
       unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
       allowNetwork: config.sandbox.allowNetwork,
       outputLimitBytes: config.sandbox.outputLimitBytes,
-      limits: { maxMemoryBytes: config.sandbox.memoryMaxBytes },
+      // No single file a command writes may be larger than the whole home may be.
+      limits: { maxMemoryBytes: config.sandbox.memoryMaxBytes, maxFileSizeBytes: Math.min(defaultSandboxLimits.maxFileSizeBytes, config.sandbox.homeMaxBytes) },
       sandboxUid: config.sandbox.uid,
       sandboxGid: config.sandbox.gid,
       logger,

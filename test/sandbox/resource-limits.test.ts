@@ -62,6 +62,21 @@ describe.runIf(sandbox !== undefined)('per-agent limits that hold', () => {
     expect(process.memoryUsage().rss).toBeLessThan(1024 * MiB);
   }, 60_000);
 
+  it('lets commands change what the file tools wrote and what the service put in the home, as the sandbox user', async () => {
+    const [, write] = createFileTools({ home, owner: sandbox?.homeOwner, homeMaxBytes: 4 * MiB });
+    await runTool(write, { path: 'notes/by-tool.txt', content: 'tool\n' });
+    // As web_fetch or use_skill would: a folder and file made by the service (root) by path.
+    await import('node:fs/promises').then(async (fs) => {
+      await fs.mkdir(path.join(home, '.web'));
+      await fs.writeFile(path.join(home, '.web', 'page.md'), 'page\n');
+    });
+    const result = await runTool(tool(), { command: 'echo more >> notes/by-tool.txt && echo more >> .web/page.md && touch .web/new && echo ok' });
+    expect(resultText(result.content)).toContain('ok');
+    expect(await readFile(path.join(home, 'notes', 'by-tool.txt'), 'utf8')).toBe('tool\nmore\n');
+    expect(await readFile(path.join(home, '.web', 'page.md'), 'utf8')).toBe('page\nmore\n');
+    expect((await stat(path.join(home, 'notes', 'by-tool.txt'))).uid).toBe(sandbox?.homeOwner?.uid);
+  });
+
   it('shows its limits in the tool description the model and GET /turns/:id/tools show', () => {
     expect(tool().description).toMatch(/the home folder may hold 4 MB/);
     if (sandbox?.enforcement?.memory !== undefined) expect(tool().description).toMatch(/96 MB for all of them together/);
