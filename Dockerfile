@@ -17,10 +17,17 @@ RUN npm run build && npm prune --omit=dev
 # Run: Node 24 LTS, the compiled service, production dependencies, as the unprivileged `node` user.
 FROM node:24-bookworm-slim
 # bubblewrap is run_command's sandbox; without it (or without user namespaces in the
-# container) the service starts anyway, logs why, and offers no run_command.
+# container) the service starts anyway, logs why, and offers no run_command. util-linux
+# (setpriv, flock) is part of the base image: flock keeps an agent's file tools and
+# commands apart, setpriv starts commands as an unprivileged user when the service is root.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap \
  && rm -rf /var/lib/apt/lists/*
+# A user of its own for commands, for deployments that run the service as root
+# (`--user root -e SANDBOX_UID=10001 -e SANDBOX_GID=10001`). As the default `node` user the
+# service runs commands as itself, which is unprivileged already; leave SANDBOX_UID unset then.
+RUN groupadd --system --gid 10001 turn-sandbox \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin turn-sandbox
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -29,7 +36,8 @@ ENV NODE_ENV=production \
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-RUN mkdir -p /data && chown node:node /data
+# 0711: the sandbox user passes through to the agent homes but cannot list the data folder.
+RUN mkdir -p /data && chown node:node /data && chmod 0711 /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
-import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
+import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
@@ -53,11 +55,19 @@ export async function createRuntime(options: {
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
     // Skills call MCP servers with mcporter from run_command, so the sandbox carries it.
     const mcporter = await locateMcporter();
+    // The homes live here; the probe proves the sandbox user can reach them (the folder is passable, not listable).
+    const homesFolder = path.join(config.dataDir, 'agents');
+    await mkdir(homesFolder, { recursive: true, mode: 0o711 });
     const sandbox = await detectCommandSandbox({
+      probeFolder: homesFolder,
       bwrapPath: config.sandbox.bwrapPath,
       unsafeWithoutSandbox: config.sandbox.unsafeWithoutSandbox,
       allowNetwork: config.sandbox.allowNetwork,
       outputLimitBytes: config.sandbox.outputLimitBytes,
+      // No single file a command writes may be larger than the whole home may be.
+      limits: { maxMemoryBytes: config.sandbox.memoryMaxBytes, maxFileSizeBytes: Math.min(defaultSandboxLimits.maxFileSizeBytes, config.sandbox.homeMaxBytes) },
+      sandboxUid: config.sandbox.uid,
+      sandboxGid: config.sandbox.gid,
       logger,
       additions: {
         readOnlyBinds: [...config.sandbox.readOnlyPaths.map((folder) => ({ source: folder, target: folder })), ...(mcporter?.sandboxAdditions.readOnlyBinds ?? [])],
@@ -69,7 +79,7 @@ export async function createRuntime(options: {
       todoStore: store,
       brain: store.brain,
       sandbox,
-      commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
+      commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs, homeMaxBytes: config.sandbox.homeMaxBytes },
       webFetch: {
         settings: config.web,
         cacheFor: (agentId) => webFetchCaches.get(agentId),

@@ -62,6 +62,13 @@ export const environmentSchema = z.object({
   COMMAND_TIMEOUT_MS: integer(100, 3_600_000).default(60_000),
   COMMAND_MAX_TIMEOUT_MS: integer(100, 3_600_000).default(600_000),
   COMMAND_OUTPUT_LIMIT_BYTES: integer(1_024, 16 * 1024 * 1024).default(64 * 1024),
+  /** The host uid/gid a root service runs commands as (default 65534, Debian's nobody/nogroup); never 0. */
+  SANDBOX_UID: integer(1, 4_294_967_294).optional(),
+  SANDBOX_GID: integer(1, 4_294_967_294).optional(),
+  /** Memory of one command's whole process tree (a memory cgroup where one can be made). */
+  COMMAND_MEMORY_MAX_BYTES: integer(16 * 1024 * 1024, 1024 ** 4).default(2 * 1024 ** 3),
+  /** What one agent's home may hold; write tools check before writing, run_command after each command. */
+  AGENT_HOME_MAX_BYTES: integer(1024 * 1024, 1024 ** 5).default(1024 ** 3),
   /** Host folders every command sees read-only at the same path, e.g. where stdio MCP servers that skills use are installed. */
   SANDBOX_READ_ONLY_PATHS: commaList.pipe(z.array(z.string().startsWith('/', 'each entry must be an absolute path'))).default([]),
 
@@ -131,6 +138,10 @@ export interface Config {
     readonly outputLimitBytes: number;
     /** Host folders bound read-only, at the same path, into every bubblewrap sandbox. */
     readonly readOnlyPaths: readonly string[];
+    readonly uid: number | undefined;
+    readonly gid: number | undefined;
+    readonly memoryMaxBytes: number;
+    readonly homeMaxBytes: number;
   };
   readonly web: {
     readonly allowHosts: readonly string[];
@@ -225,6 +236,10 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       maxTimeoutMs: env.COMMAND_MAX_TIMEOUT_MS,
       outputLimitBytes: env.COMMAND_OUTPUT_LIMIT_BYTES,
       readOnlyPaths,
+      uid: env.SANDBOX_UID,
+      gid: env.SANDBOX_GID,
+      memoryMaxBytes: env.COMMAND_MEMORY_MAX_BYTES,
+      homeMaxBytes: env.AGENT_HOME_MAX_BYTES,
     },
     web: {
       allowHosts: env.WEB_FETCH_ALLOW_HOSTS.map((host) => host.toLowerCase()),

@@ -5,7 +5,10 @@ import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 /** Where the agent home appears inside the sandbox; also the command's HOME and start folder. */
 export const SANDBOX_HOME = '/home/agent';
 
-/** The sandbox user: not root inside, so tools behave as for a normal login. */
+/**
+ * The sandbox user as commands see it: not root inside, so tools behave as for a normal
+ * login. Outside, on the host, it is whoever bwrap runs as (see `SandboxIdentity`), never root.
+ */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
 
@@ -14,8 +17,16 @@ export const PASSWD_FD = 4;
 export const GROUP_FD = 5;
 /** The arguments themselves go through fd 3 (`--args 3`), so the sandbox's /proc/1/cmdline shows no host paths. */
 export const ARGUMENTS_FD = 3;
-/** The scripts of added commands follow, from fd 6 on, in the order of `SandboxAdditions.commands`. */
-export const FIRST_COMMAND_FD = 6;
+/** The seccomp program (`--seccomp 6`), when this architecture has one. */
+export const SECCOMP_FD = 6;
+/**
+ * The agent home, as a folder descriptor the service opened (`--bind-fd 7`): bwrap, running
+ * as the unprivileged sandbox user, never looks the home's host path up, so it needs no
+ * access to the folders above it and nothing there can be swapped under it.
+ */
+export const HOME_FD = 7;
+/** The scripts of added commands follow, from fd 8 on, in the order of `SandboxAdditions.commands`. */
+export const FIRST_COMMAND_FD = 8;
 
 export const SANDBOX_PASSWD = [
   'root:x:0:0:root:/root:/usr/sbin/nologin',
@@ -112,8 +123,10 @@ export async function inspectBwrapLayout(features: BwrapFeatures): Promise<Bwrap
 
 export interface BwrapArgumentsOptions {
   readonly layout: BwrapLayout;
-  /** The real path of the agent home on the host. */
+  /** The real path of the agent home on the host (bound through HOME_FD when `homeFd` is set). */
   readonly home: string;
+  /** Bind the home from the folder descriptor at HOME_FD instead of by its path. */
+  readonly homeFd?: boolean;
   /** Start folder relative to the home ("" for the home). */
   readonly cwd: string;
   readonly allowNetwork: boolean;
@@ -122,6 +135,8 @@ export interface BwrapArgumentsOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Host paths bound read-only and command scripts put into SANDBOX_BIN (checked by `checkSandboxAdditions`). */
   readonly additions?: SandboxAdditions;
+  /** Whether a seccomp program waits at SECCOMP_FD. */
+  readonly seccomp?: boolean;
 }
 
 /**
@@ -140,7 +155,11 @@ export interface BwrapArgumentsOptions {
  *   service's additions (read-only binds, commands in /opt/turn-runtime/bin).
  * - `--new-session`: no controlling terminal, so no TIOCSTI keystroke injection.
  * - `--clearenv` and an explicit environment.
- * - bwrap drops every capability of the command, so uid 0 outside does not mean root powers.
+ * - `--seccomp`: the deny list of `buildSeccompFilter` (mount, ptrace, keyctl, bpf …).
+ * - bwrap drops every capability of the command. The process itself is started as an
+ *   unprivileged host uid (never 0: the kernel checks /proc/sys writes against the uid,
+ *   not capabilities), so /proc/sys and /sys are not writable even though they are the
+ *   host's.
  */
 export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
   const { features } = options.layout;
@@ -159,6 +178,7 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     '--die-with-parent',
     '--new-session',
     '--clearenv',
+    ...(options.seccomp === true ? ['--seccomp', String(SECCOMP_FD)] : []),
   ];
   for (const [name, value] of Object.entries(options.env)) args.push('--setenv', name, value);
 
@@ -178,8 +198,7 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     '--ro-bind-data',
     String(GROUP_FD),
     '/etc/group',
-    '--bind',
-    options.home,
+    ...(options.homeFd === true ? ['--bind-fd', String(HOME_FD)] : ['--bind', options.home]),
     SANDBOX_HOME,
     ...sized('/tmp'),
     '--dir',
@@ -201,6 +220,10 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
   args.push(
     '--remount-ro',
     '/dev',
+    // The whole of /proc read-only: /proc/sys holds sysctls of the sandbox's own namespaces
+    // (IPC limits, ns_last_pid) that no command needs to change; nothing of it is writable.
+    '--remount-ro',
+    '/proc',
     '--remount-ro',
     '/',
     '--chdir',

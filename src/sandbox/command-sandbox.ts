@@ -56,8 +56,16 @@ export interface CommandSandbox {
   readonly allowNetwork: boolean;
   /** The home as the command sees it (`/home/agent`); undefined when it sees the real path. */
   readonly homeInside: string | undefined;
+  /**
+   * The host user and group that must own the home and what is in it for commands to change
+   * it (the sandbox's unprivileged user when the service is root); undefined when that is the
+   * service's own user. The file tools give what they create to this owner.
+   */
+  readonly homeOwner?: { readonly uid: number; readonly gid: number } | undefined;
   readonly outputLimitBytes: number;
   readonly limits: SandboxLimits;
+  /** How the limits hold here; absent only in sandboxes made by tests. */
+  readonly enforcement?: SandboxEnforcement;
   /**
    * Runs one command. Resolves for every way the command can end (see `status`); rejects
    * with `CommandSandboxError` only when the sandbox itself could not start it.
@@ -75,6 +83,11 @@ export interface SandboxLimits {
   readonly maxFileSizeBytes: number;
   /** Size of the fresh /tmp and /dev/shm (tmpfs lives in memory). */
   readonly tmpSizeBytes: number;
+  /**
+   * Memory of the whole command tree together (a memory cgroup's limit, /tmp included), when
+   * a memory cgroup can be made here; see `SandboxEnforcement.memory` for whether it is.
+   */
+  readonly maxMemoryBytes: number;
 }
 
 export const defaultSandboxLimits: SandboxLimits = {
@@ -82,7 +95,20 @@ export const defaultSandboxLimits: SandboxLimits = {
   maxMemoryBytesPerProcess: 4 * 1024 ** 3,
   maxFileSizeBytes: 2 * 1024 ** 3,
   tmpSizeBytes: 512 * 1024 ** 2,
+  maxMemoryBytes: 2 * 1024 ** 3,
 };
+
+/** How each limit is really enforced on this machine, in words the model and operator read. */
+export interface SandboxEnforcement {
+  /** e.g. "pids cgroup v1" or "RLIMIT_NPROC"; undefined when nothing bounds the count. */
+  readonly processes: string | undefined;
+  /** e.g. "memory cgroup v1"; undefined when only the per-process RLIMIT_AS holds. */
+  readonly memory: string | undefined;
+  /** The host uid:gid commands run as ("65534:65534"), or undefined for the service's own. */
+  readonly hostUser: string | undefined;
+  /** Whether the seccomp deny list applies. */
+  readonly seccomp: boolean;
+}
 
 /** The sandbox could not run the command at all (bwrap failed, a bad request): a service fault. */
 export class CommandSandboxError extends Error {

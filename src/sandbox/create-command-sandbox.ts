@@ -1,54 +1,106 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ARGUMENTS_FD, buildBwrapArguments, SANDBOX_GROUP, SANDBOX_HOME, SANDBOX_PASSWD, type BwrapLayout } from './bwrap-arguments.js';
 import { checkCommandRequest } from './check-command-request.js';
 import { commandEnvironment, commandPreamble } from './command-environment.js';
-import { CommandSandboxError, type CommandRunRequest, type CommandSandbox, type SandboxLimits } from './command-sandbox.js';
-import { createCommandCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
-import { runCommandProcess } from './run-command-process.js';
+import { CommandSandboxError, type CommandRunRequest, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
+import { createLimitedCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
+import { runCommandProcess, type CommandInput } from './run-command-process.js';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
+import type { SandboxIdentity } from './sandbox-identity.js';
+
+/** The cgroups a command is put in, when this machine lets the service make them. */
+export interface CommandCgroupParents {
+  readonly pids: PidsCgroupParent | undefined;
+  readonly memory: PidsCgroupParent | undefined;
+}
 
 interface SandboxBaseOptions {
   readonly allowNetwork: boolean;
   readonly limits: SandboxLimits;
   readonly outputLimitBytes: number;
-  /** When set, every command runs in its own pids cgroup below this one. */
-  readonly cgroupParent: PidsCgroupParent | undefined;
+  readonly cgroups: CommandCgroupParents;
+  readonly enforcement: SandboxEnforcement;
+  /** fds of the service a child would inherit (found once at start-up); each is covered with /dev/null. */
+  readonly inheritedFds: readonly number[];
   readonly logger: Logger;
   readonly clock: Clock;
 }
 
-/** Joins the command's cgroup before anything runs, so no fork can happen outside it. */
-const JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"';
+/**
+ * Makes the command tree the OOM killer's first choice (inherited; /proc is read-only inside
+ * the sandbox), joins the command's cgroups (the count, then each procs file), then runs the
+ * rest of the arguments: nothing can fork before it is inside them. A failed join stops it.
+ */
+const JOIN_CGROUPS =
+  'echo 1000 > /proc/self/oom_score_adj 2>/dev/null; n=$0; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 /** Runs each command in a fresh bubblewrap sandbox (see `buildBwrapArguments` for what it isolates). */
 export function createBubblewrapSandbox(
-  options: SandboxBaseOptions & { readonly bwrapPath: string; readonly layout: BwrapLayout; readonly additions?: SandboxAdditions },
+  options: SandboxBaseOptions & {
+    readonly bwrapPath: string;
+    readonly layout: BwrapLayout;
+    readonly additions?: SandboxAdditions;
+    /** The unprivileged host user bwrap is started as; undefined: the service's own (not root). */
+    readonly identity: SandboxIdentity | undefined;
+    /** The compiled seccomp program, or undefined on an architecture without one. */
+    readonly seccomp: Buffer | undefined;
+  },
 ): CommandSandbox {
   const extraPathFolder = (options.additions?.commands.length ?? 0) > 0 ? SANDBOX_BIN : undefined;
+  const { identity } = options;
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
+    const homeFolder = await open(checked.home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      // The home must belong to the sandbox user, or the command could not write in it; the
+      // service (root) still reads and writes it.
+      if (identity !== undefined) await homeFolder.chown(identity.uid, identity.gid);
+      return await runIn({ request, checked, homeFd: homeFolder.fd });
+    } finally {
+      await homeFolder.close();
+    }
+  };
+  const runIn = ({ request, checked, homeFd }: { request: CommandRunRequest; checked: { home: string; cwd: string }; homeFd: number }) => {
     const bwrapArguments = buildBwrapArguments({
       layout: options.layout,
       home: checked.home,
+      homeFd: true,
       cwd: checked.cwd,
       allowNetwork: options.allowNetwork,
       tmpSizeBytes: options.limits.tmpSizeBytes,
       env: commandEnvironment({ home: SANDBOX_HOME, extra: request.env, extraPathFolder }),
+      seccomp: options.seccomp !== undefined,
       ...(options.additions === undefined ? {} : { additions: options.additions }),
     });
     const command = ['/bin/sh', '-c', commandPreamble(options.limits), 'sh', request.command];
     // bwrap takes options from --args but the command only from its own argv.
-    const launcher = ['--args', String(ARGUMENTS_FD), '--', ...command];
-    return runInCgroup(options, request, {
-      file: options.bwrapPath,
-      args: launcher,
+    const bwrap = [options.bwrapPath, '--args', String(ARGUMENTS_FD), '--', ...command];
+    // The switch of user happens last, after the cgroups are joined (that needs root), and
+    // for good: setpriv sets real, effective and saved ids and drops the groups.
+    const launcher =
+      identity === undefined
+        ? bwrap
+        : [identity.setprivPath, `--reuid=${String(identity.uid)}`, `--regid=${String(identity.gid)}`, '--clear-groups', '--no-new-privs', '--', ...bwrap];
+    const [file = options.bwrapPath, ...args] = launcher;
+    return runInCgroups(options, request, {
+      file,
+      args,
       // bwrap needs no environment, and an empty one cannot leak into the sandbox by mistake.
       env: {},
       cwd: '/',
-      // fds 3, 4, 5, then the added commands' scripts from FIRST_COMMAND_FD (6) on.
-      inputs: [`${bwrapArguments.join('\0')}\0`, SANDBOX_PASSWD, SANDBOX_GROUP, ...(options.additions?.commands ?? []).map((command) => command.script)],
+      // fds 3, 4, 5, 6 (seccomp, empty when none), 7 (the home), then the added commands' scripts from FIRST_COMMAND_FD (8) on.
+      inputs: [
+        `${bwrapArguments.join('\0')}\0`,
+        SANDBOX_PASSWD,
+        SANDBOX_GROUP,
+        options.seccomp ?? '',
+        { fd: homeFd },
+        ...(options.additions?.commands ?? []).map((added) => added.script),
+      ],
     });
   };
   return {
@@ -56,8 +108,10 @@ export function createBubblewrapSandbox(
     isolated: true,
     allowNetwork: options.allowNetwork,
     homeInside: SANDBOX_HOME,
+    homeOwner: identity === undefined ? undefined : { uid: identity.uid, gid: identity.gid },
     outputLimitBytes: options.outputLimitBytes,
     limits: options.limits,
+    enforcement: options.enforcement,
     run,
   };
 }
@@ -72,7 +126,7 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
     const shell = ['-c', commandPreamble(options.limits), 'sh', request.command];
-    return runInCgroup(options, request, {
+    return runInCgroups(options, request, {
       file: '/bin/sh',
       args: shell,
       env: commandEnvironment({ home: checked.home, extra: request.env }),
@@ -86,53 +140,71 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
     // Nothing stops a host command from using the network, whatever the setting says.
     allowNetwork: true,
     homeInside: undefined,
+    homeOwner: undefined,
     outputLimitBytes: options.outputLimitBytes,
     limits: options.limits,
+    enforcement: options.enforcement,
     run,
   };
 }
 
 /**
- * Starts `file args…` for one command: through a shell that first joins the command's pids
- * cgroup when the sandbox uses them, with the request's timeout, signal and output limit.
+ * Starts `file args…` for one command: through a shell that first joins the command's
+ * cgroups when the sandbox uses them, with the request's timeout, signal and output limit.
  */
-function runInCgroup(
+function runInCgroups(
   options: SandboxBaseOptions,
   request: CommandRunRequest,
-  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly string[] },
+  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly CommandInput[] },
 ): ReturnType<typeof runCommandProcess> {
-  return withCommandCgroup(options, (cgroup) =>
+  return withCommandCgroups(options, (cgroups) =>
     runCommandProcess({
-      file: cgroup === undefined ? process.file : '/bin/sh',
-      args: cgroup === undefined ? [...process.args] : ['-c', JOIN_CGROUP, cgroup.procsFile, process.file, ...process.args],
+      file: '/bin/sh',
+      args: ['-c', JOIN_CGROUPS, String(cgroups.length), ...cgroups.map((cgroup) => cgroup.procsFile), process.file, ...process.args],
       env: process.env,
       cwd: process.cwd,
       inputs: [...process.inputs],
+      inheritedFds: options.inheritedFds,
       timeoutMs: request.timeoutMs,
       signal: request.signal,
       outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,
-      cgroup,
+      cgroups,
       clock: options.clock,
     }),
   );
 }
 
-/** Runs `task` in a fresh pids cgroup when the sandbox uses them, and always removes the group after. */
-async function withCommandCgroup<T>(options: SandboxBaseOptions, task: (cgroup: CommandCgroup | undefined) => Promise<T>): Promise<T> {
-  if (options.cgroupParent === undefined) return task(undefined);
-  let cgroup: CommandCgroup;
-  try {
-    cgroup = await createCommandCgroup({ parent: options.cgroupParent, maxProcesses: options.limits.maxProcesses });
-  } catch (error) {
-    // Fail closed: without its cgroup a command would run with no process limit when the service is root.
-    throw new CommandSandboxError(`could not create the command's process-limit cgroup: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+/** Runs `task` in fresh cgroups (pids, memory) where the sandbox uses them, and always removes them after. */
+async function withCommandCgroups<T>(options: SandboxBaseOptions, task: (cgroups: readonly CommandCgroup[]) => Promise<T>): Promise<T> {
+  const wanted: { parent: PidsCgroupParent; limits: [string, string][]; what: string }[] = [];
+  if (options.cgroups.pids !== undefined) {
+    wanted.push({ parent: options.cgroups.pids, limits: [['pids.max', String(options.limits.maxProcesses)]], what: 'process-limit' });
   }
+  if (options.cgroups.memory !== undefined) {
+    const bytes = String(options.limits.maxMemoryBytes);
+    const limits: [string, string][] =
+      options.cgroups.memory.version === 2
+        ? [['memory.max', bytes], ['memory.swap.max', '0']]
+        : [['memory.limit_in_bytes', bytes], ['memory.memsw.limit_in_bytes', bytes]];
+    wanted.push({ parent: options.cgroups.memory, limits, what: 'memory-limit' });
+  }
+  const cgroups: CommandCgroup[] = [];
   try {
-    return await task(cgroup);
+    for (const group of wanted) {
+      try {
+        cgroups.push(await createLimitedCgroup({ parent: group.parent, limits: group.limits, optional: ['memory.swap.max', 'memory.memsw.limit_in_bytes'] }));
+      } catch (error) {
+        // Fail closed: without its cgroup a command would run without the limit start-up promised.
+        throw new CommandSandboxError(`could not create the command's ${group.what} cgroup: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+        });
+      }
+    }
+    return await task(cgroups);
   } finally {
-    await cgroup.killAll();
-    if (!(await cgroup.remove())) options.logger.warn({ procsFile: cgroup.procsFile }, 'could not remove a command cgroup');
+    for (const cgroup of cgroups) await cgroup.killAll();
+    for (const cgroup of cgroups) {
+      if (!(await cgroup.remove())) options.logger.warn({ procsFile: cgroup.procsFile }, 'could not remove a command cgroup');
+    }
   }
 }

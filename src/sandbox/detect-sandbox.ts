@@ -5,12 +5,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
+import { formatBytes } from '../format/format-bytes.js';
 import { inspectBwrapLayout, parseBwrapFeatures, type BwrapFeatures } from './bwrap-arguments.js';
 import { COMMAND_PATH } from './command-environment.js';
-import { defaultSandboxLimits, type CommandSandbox, type SandboxLimits } from './command-sandbox.js';
-import { createBubblewrapSandbox, createHostCommandRunner } from './create-command-sandbox.js';
-import { probePidsCgroup, type PidsCgroupProbe } from './pids-cgroup.js';
+import { defaultSandboxLimits, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
+import { createBubblewrapSandbox, createHostCommandRunner, type CommandCgroupParents } from './create-command-sandbox.js';
+import { findInheritableFds } from './inherited-fds.js';
+import { probeCgroupController, probePidsCgroup, type PidsCgroupProbe } from './pids-cgroup.js';
 import { checkSandboxAdditions, NO_SANDBOX_ADDITIONS, type SandboxAdditions } from './sandbox-additions.js';
+import { chooseSandboxIdentity } from './sandbox-identity.js';
+import { buildSeccompFilter, seccompSupported } from './seccomp-filter.js';
+import { PROBE_OWNER_FILE, probeCommand, readProbeVerdict } from './sandbox-probe.js';
 
 export type { CommandRunRequest, CommandRunResult, CommandSandbox, CommandStatus, SandboxLimits } from './command-sandbox.js';
 export { CommandSandboxError, defaultSandboxLimits } from './command-sandbox.js';
@@ -32,6 +37,18 @@ export interface DetectCommandSandboxOptions {
    * SANDBOX_READ_ONLY_PATHS). Unsafe host commands see the whole machine and need none.
    */
   readonly additions?: SandboxAdditions;
+  /** The host user and group a root service runs commands as (SANDBOX_UID / SANDBOX_GID; default 65534). */
+  readonly sandboxUid?: number | undefined;
+  readonly sandboxGid?: number | undefined;
+  /** `setpriv` or a path to it. */
+  readonly setprivPath?: string;
+  /**
+   * Where the probe makes its home: the folder that holds the agents' homes (DATA_DIR/agents),
+   * so the probe proves the sandbox user can reach them there. The system temp folder when not given.
+   */
+  readonly probeFolder?: string;
+  /** The service's uid; only tests pretend another one, to prove the probe catches a root mapping. */
+  readonly serviceUid?: number;
 }
 
 const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024;
@@ -39,33 +56,49 @@ const TRIAL_TIMEOUT_MS = 15_000;
 
 /**
  * Decides at start-up how `run_command` runs commands, and proves it: bubblewrap must
- * actually start a sandboxed `true` here with the very arguments real commands get. When
- * it cannot, one warning says that run_command is disabled and why, and the result is
- * undefined (the tool is then simply not offered). With `unsafeWithoutSandbox`, commands
- * run on the bare host and a loud warning says so.
+ * actually start a sandboxed probe here with the very arguments real commands get, as the
+ * unprivileged host user, and the probe must find /proc/sys and /sys not writable and the
+ * seccomp filter in force. When anything fails, one warning says that run_command is
+ * disabled and why, and the result is undefined (the tool is then simply not offered).
+ * With `unsafeWithoutSandbox`, commands run on the bare host and a loud warning says so.
  */
 export async function detectCommandSandbox(options: DetectCommandSandboxOptions): Promise<CommandSandbox | undefined> {
   const { logger } = options;
   const limits: SandboxLimits = { ...defaultSandboxLimits, ...options.limits };
+  const [pidsProbe, memoryProbe, inheritedFds] = await Promise.all([
+    probePidsCgroup(),
+    probeCgroupController({ controller: 'memory', limitFile: 'memory.limit_in_bytes', probeValue: String(64 * 1024 ** 2) }).then((probe) =>
+      probe.usable ? probe : probeCgroupController({ controller: 'memory', limitFile: 'memory.max', probeValue: String(64 * 1024 ** 2) }),
+    ),
+    findInheritableFds(),
+  ]);
+  const serviceUid = options.serviceUid ?? process.getuid?.() ?? 0;
+  const processLimit = describeProcessLimit(pidsProbe, limits, !options.unsafeWithoutSandbox, serviceUid);
+  const memoryLimit = describeMemoryLimit(memoryProbe, limits);
+  const cgroups: CommandCgroupParents = {
+    pids: pidsProbe.usable ? pidsProbe.parent : undefined,
+    memory: memoryProbe.usable ? memoryProbe.parent : undefined,
+  };
   const base = {
     allowNetwork: options.allowNetwork,
     limits,
     outputLimitBytes: options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,
+    cgroups,
+    inheritedFds,
     logger,
     clock: options.clock ?? systemClock,
   };
-  const cgroupProbe = await probePidsCgroup();
-  const processLimit = describeProcessLimit(cgroupProbe, limits, !options.unsafeWithoutSandbox);
 
   if (options.unsafeWithoutSandbox) {
     logger.warn(
-      { unsafe: true, sandbox: 'none', processLimit: processLimit.text },
+      { unsafe: true, sandbox: 'none', processLimit: processLimit.text, memoryLimit: memoryLimit.text },
       'UNSAFE: run_command runs commands directly on this machine with NO sandbox ' +
         '(UNSAFE_COMMANDS_WITHOUT_SANDBOX=true): they can read every file the service can, ' +
         'write outside the agent home, use the network and see other processes. Use this only on a disposable machine.',
     );
     if (!processLimit.enforced) logger.warn({ unsafe: true }, `run_command: ${processLimit.text}`);
-    return createHostCommandRunner({ ...base, cgroupParent: cgroupProbe.usable ? cgroupProbe.parent : undefined });
+    const enforcement: SandboxEnforcement = { processes: processLimit.mechanism, memory: memoryLimit.mechanism, hostUser: undefined, seccomp: false };
+    return createHostCommandRunner({ ...base, enforcement });
   }
 
   const warnDisabled = (reason: string): void => {
@@ -81,25 +114,50 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
     warnDisabled(`bubblewrap was not found at "${options.bwrapPath}"${options.bwrapPath.includes('/') ? '' : ` (looked in ${COMMAND_PATH})`}`);
     return undefined;
   }
+  const identity = await chooseSandboxIdentity({ serviceUid, uid: options.sandboxUid, gid: options.sandboxGid, setpriv: options.setprivPath ?? 'setpriv' });
+  if (!identity.usable) {
+    warnDisabled(identity.reason);
+    return undefined;
+  }
+  const arch = process.arch;
+  const seccomp = seccompSupported(arch) ? buildSeccompFilter({ arch }) : undefined;
   const features = await bwrapFeatures(bwrapPath);
+  const enforcement: SandboxEnforcement = {
+    processes: processLimit.mechanism,
+    memory: memoryLimit.mechanism,
+    hostUser: identity.identity === undefined ? undefined : `${String(identity.identity.uid)}:${String(identity.identity.gid)}`,
+    seccomp: seccomp !== undefined,
+  };
   const sandbox = createBubblewrapSandbox({
     ...base,
+    enforcement,
     bwrapPath,
+    identity: identity.identity,
+    seccomp,
     layout: await inspectBwrapLayout(features),
-    cgroupParent: cgroupProbe.usable ? cgroupProbe.parent : undefined,
     additions: await checkSandboxAdditions({ additions: options.additions ?? NO_SANDBOX_ADDITIONS, logger }),
   });
-  const failure = await tryTrialCommand(sandbox);
+  const failure = await tryTrialCommand({ sandbox, expectedUid: identity.identity?.uid ?? serviceUid, seccomp: seccomp !== undefined, folder: options.probeFolder ?? os.tmpdir() });
   if (failure !== undefined) {
     warnDisabled(failure);
     return undefined;
   }
 
   logger.info(
-    { sandbox: 'bubblewrap', bwrapPath, network: options.allowNetwork, processLimit: processLimit.text },
-    `run_command: commands run in a bubblewrap sandbox (network ${options.allowNetwork ? 'on' : 'off'})`,
+    {
+      sandbox: 'bubblewrap',
+      bwrapPath,
+      network: options.allowNetwork,
+      hostUser: identity.description,
+      seccomp: seccomp !== undefined,
+      processLimit: processLimit.text,
+      memoryLimit: memoryLimit.text,
+    },
+    `run_command: commands run in a bubblewrap sandbox as ${identity.description} (network ${options.allowNetwork ? 'on' : 'off'})`,
   );
   if (!processLimit.enforced) logger.warn({ bwrapPath }, `run_command: ${processLimit.text}`);
+  if (!memoryLimit.enforced) logger.warn({ bwrapPath }, `run_command: ${memoryLimit.text}`);
+  if (seccomp === undefined) logger.warn({ bwrapPath, arch }, `run_command: no seccomp filter for the ${arch} architecture; commands run without it`);
   const missing = [
     ...(features.disableUserns ? [] : ['--disable-userns (commands may create user namespaces)']),
     ...(features.tmpfsSize ? [] : ['--size (/tmp and /dev/shm are not size-limited and count against memory)']),
@@ -129,38 +187,82 @@ function bwrapFeatures(bwrapPath: string): Promise<BwrapFeatures> {
  * - service as root with a pids cgroup (`pids.max` 128): a fork bomb peaks at 128 tasks
  *   and the host keeps starting processes.
  *
- * Running the sandbox as another uid would make RLIMIT_NPROC work for root too, but the
- * home and what the file tools write there belong to the service's user, so commands could
- * no longer change them. Hence: a pids cgroup when one can be made here, RLIMIT_NPROC
- * otherwise (always set by the preamble), and a warning when neither holds (root without a
- * writable cgroup). Memory is bounded per process (RLIMIT_AS) and in /tmp (tmpfs size),
- * and every command is the OOM killer's first choice; a total memory cap would need a
- * memory cgroup, which this service does not create.
+ * A root service now starts bwrap as an unprivileged host user (`SandboxIdentity`), so
+ * RLIMIT_NPROC holds for it too, counted per sandbox. A pids cgroup is used on top when one
+ * can be made here; only the unsafe host runner under root is left without a bound.
  */
-function describeProcessLimit(probe: PidsCgroupProbe, limits: SandboxLimits, ownUserNamespace: boolean): { enforced: boolean; text: string } {
+function describeProcessLimit(
+  probe: PidsCgroupProbe,
+  limits: SandboxLimits,
+  ownUserNamespace: boolean,
+  serviceUid: number,
+): { enforced: boolean; text: string; mechanism: string | undefined } {
   if (probe.usable) {
-    return { enforced: true, text: `at most ${limits.maxProcesses} processes per command (pids cgroup v${probe.parent.version})` };
+    const mechanism = `pids cgroup v${String(probe.parent.version)}`;
+    return { enforced: true, mechanism, text: `at most ${String(limits.maxProcesses)} processes per command (${mechanism})` };
   }
-  if (process.getuid?.() !== 0) {
+  if (serviceUid !== 0 || ownUserNamespace) {
+    // A root service starts bwrap as the unprivileged sandbox user, so RLIMIT_NPROC holds there too.
     const scope = ownUserNamespace ? ' per command' : ", counted with all processes of the service's user";
-    return { enforced: true, text: `at most ${limits.maxProcesses} processes${scope} (RLIMIT_NPROC)` };
+    return { enforced: true, mechanism: 'RLIMIT_NPROC', text: `at most ${String(limits.maxProcesses)} processes${scope} (RLIMIT_NPROC)` };
   }
   return {
     enforced: false,
+    mechanism: undefined,
     text:
       `the process count of a command is NOT limited: the service runs as root, where RLIMIT_NPROC does not apply, ` +
       `and ${probe.reason}; a fork bomb is stopped only by the command timeout`,
   };
 }
 
-async function tryTrialCommand(sandbox: CommandSandbox): Promise<string | undefined> {
-  const home = await mkdtemp(path.join(os.tmpdir(), 'turn-runtime-sandbox-check-'));
+/**
+ * How the memory of a whole command tree is bounded. With a memory cgroup the kernel holds
+ * the total; without one only RLIMIT_AS per process (and the tmpfs size) holds, so the
+ * tree together may use up to max processes × the per-process limit.
+ */
+function describeMemoryLimit(probe: PidsCgroupProbe, limits: SandboxLimits): { enforced: boolean; text: string; mechanism: string | undefined } {
+  if (probe.usable) {
+    const mechanism = `memory cgroup v${String(probe.parent.version)}`;
+    return { enforced: true, mechanism, text: `at most ${formatBytes(limits.maxMemoryBytes)} of memory per command, all its processes together (${mechanism})` };
+  }
+  return {
+    enforced: false,
+    mechanism: undefined,
+    text:
+      `the memory of a command's processes together is NOT capped (${probe.reason}); each process is held to ` +
+      `${formatBytes(limits.maxMemoryBytesPerProcess)} (RLIMIT_AS) and /tmp to ${formatBytes(limits.tmpSizeBytes)}, and commands are the OOM killer's first choice`,
+  };
+}
+
+/**
+ * Runs the probe command (see `probeCommand`) in a fresh home and reads its verdict: the
+ * sandbox must start, the file it made must belong to the expected unprivileged host uid,
+ * and nothing of /proc/sys, /sys or the denied calls may be within its reach.
+ */
+async function tryTrialCommand(options: { sandbox: CommandSandbox; expectedUid: number; seccomp: boolean; folder: string }): Promise<string | undefined> {
+  const { sandbox } = options;
+  let home: string;
   try {
-    const result = await sandbox.run({ command: 'true', home, timeoutMs: TRIAL_TIMEOUT_MS, signal: new AbortController().signal });
-    if (result.status === 'exited' && result.exitCode === 0) return undefined;
-    return `a trial command in the sandbox ${result.summary}${result.output.trim() === '' ? '' : `: ${result.output.trim()}`}`;
+    home = await mkdtemp(path.join(options.folder, '.sandbox-probe-'));
   } catch (error) {
-    return explainFailure(error instanceof Error ? error.message : String(error));
+    return `the sandbox probe could not make its home in ${options.folder}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  try {
+    const result = await sandbox.run({ command: probeCommand({ seccomp: options.seccomp }), home, timeoutMs: TRIAL_TIMEOUT_MS, signal: new AbortController().signal });
+    if (result.status !== 'exited' || result.exitCode !== 0) {
+      return `a trial command in the sandbox ${result.summary}${result.output.trim() === '' ? '' : `: ${result.output.trim()}`}`;
+    }
+    const ownerUid = await stat(path.join(home, PROBE_OWNER_FILE)).then(
+      (stats) => stats.uid,
+      () => undefined,
+    );
+    return readProbeVerdict({ output: result.output, ownerUid, expectedUid: options.expectedUid });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/Can't find source path .*Permission denied/.test(message)) {
+      return `the sandbox user cannot reach the agent homes under ${options.folder}: every folder above them must be passable (chmod o+x) by uid ${String(options.expectedUid)}: ${message}`;
+    }
+    return explainFailure(message);
   } finally {
     await rm(home, { recursive: true, force: true });
   }

@@ -29,7 +29,12 @@ export type PidsCgroupProbe =
  * It never enables controllers or moves this process: a cgroup it cannot use as found is
  * reported unusable.
  */
-export async function probePidsCgroup(): Promise<PidsCgroupProbe> {
+export function probePidsCgroup(): Promise<PidsCgroupProbe> {
+  return probeCgroupController({ controller: 'pids', limitFile: 'pids.max', probeValue: '64' });
+}
+
+/** The same proof for any controller: a child group can be made and its limit file written. */
+export async function probeCgroupController(options: { controller: string; limitFile: string; probeValue: string }): Promise<PidsCgroupProbe> {
   let membership: string;
   let mountInfo: string;
   try {
@@ -37,8 +42,8 @@ export async function probePidsCgroup(): Promise<PidsCgroupProbe> {
   } catch {
     return { usable: false, reason: 'cgroups cannot be read here' };
   }
-  const parent = locatePidsCgroup(membership, mountInfo);
-  if (parent === undefined) return { usable: false, reason: 'no pids cgroup controller is available to this process' };
+  const parent = locateCgroup({ membership, mountInfo, controller: options.controller });
+  if (parent === undefined) return { usable: false, reason: `no ${options.controller} cgroup controller is available to this process` };
   const probe = path.join(parent.directory, `turn-runtime-probe-${randomUUID()}`);
   try {
     await mkdir(probe);
@@ -46,21 +51,36 @@ export async function probePidsCgroup(): Promise<PidsCgroupProbe> {
     return { usable: false, reason: `cannot create a cgroup under ${parent.directory} (${errorCode(error)})` };
   }
   try {
-    await writeFile(path.join(probe, 'pids.max'), '64');
+    await writeFile(path.join(probe, options.limitFile), options.probeValue);
     return { usable: true, parent };
   } catch (error) {
-    return { usable: false, reason: `cannot set pids.max under ${parent.directory} (${errorCode(error)})` };
+    return { usable: false, reason: `cannot set ${options.limitFile} under ${parent.directory} (${errorCode(error)})` };
   } finally {
     await rmdir(probe).catch(() => undefined);
   }
 }
 
 /** Creates the group for one command; the caller moves the command in through `procsFile`. */
-export async function createCommandCgroup(options: { parent: PidsCgroupParent; maxProcesses: number }): Promise<CommandCgroup> {
+export function createCommandCgroup(options: { parent: PidsCgroupParent; maxProcesses: number }): Promise<CommandCgroup> {
+  return createLimitedCgroup({ parent: options.parent, limits: [['pids.max', String(options.maxProcesses)]] });
+}
+
+/** Creates a child group of `parent` with the given limit files written, in order. */
+export async function createLimitedCgroup(options: {
+  parent: PidsCgroupParent;
+  limits: readonly (readonly [string, string])[];
+  /** Limit files that this kernel may lack (swap accounting off): skipped when absent. */
+  optional?: readonly string[];
+}): Promise<CommandCgroup> {
   const directory = path.join(options.parent.directory, `turn-runtime-${randomUUID()}`);
   await mkdir(directory);
   try {
-    await writeFile(path.join(directory, 'pids.max'), String(options.maxProcesses));
+    for (const [file, value] of options.limits) {
+      await writeFile(path.join(directory, file), value).catch((error: unknown) => {
+        if (options.optional?.includes(file) === true && errorCode(error) === 'ENOENT') return;
+        throw error;
+      });
+    }
   } catch (error) {
     await rmdir(directory).catch(() => undefined);
     throw error;
@@ -111,6 +131,12 @@ export async function createCommandCgroup(options: { parent: PidsCgroupParent; m
 
 /** The directory of this process's pids cgroup, from /proc/self/cgroup and mountinfo. */
 export function locatePidsCgroup(membership: string, mountInfo: string): PidsCgroupParent | undefined {
+  return locateCgroup({ membership, mountInfo, controller: 'pids' });
+}
+
+/** The directory of this process's cgroup for `controller` (a v1 hierarchy that has it, else the unified one). */
+export function locateCgroup(options: { membership: string; mountInfo: string; controller: string }): PidsCgroupParent | undefined {
+  const { membership, mountInfo, controller } = options;
   const memberships = membership
     .split('\n')
     .filter((line) => line !== '')
@@ -124,9 +150,9 @@ export function locatePidsCgroup(membership: string, mountInfo: string): PidsCgr
     .map(parseMountLine)
     .filter((mount) => mount !== undefined);
 
-  const v1 = memberships.find((entry) => entry.controllers.includes('pids'));
+  const v1 = memberships.find((entry) => entry.controllers.includes(controller));
   if (v1 !== undefined) {
-    const mount = mounts.find((entry) => entry.fsType === 'cgroup' && entry.superOptions.split(',').includes('pids'));
+    const mount = mounts.find((entry) => entry.fsType === 'cgroup' && entry.superOptions.split(',').includes(controller));
     const directory = mount === undefined ? undefined : joinCgroupPath(mount, v1.path);
     return directory === undefined ? undefined : { directory, version: 1 };
   }

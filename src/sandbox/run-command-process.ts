@@ -5,22 +5,28 @@ import type { Clock } from '../clock.js';
 import { STARTED_MARKER } from './command-environment.js';
 import { CommandSandboxError, type CommandRunResult, type CommandStatus } from './command-sandbox.js';
 import { formatDuration } from '../format/format-duration.js';
-import { findInheritableFds } from './inherited-fds.js';
 import { createOutputCollector } from './output-collector.js';
 import type { CommandCgroup } from './pids-cgroup.js';
+
+export type CommandInput = string | Buffer | { readonly fd: number };
 
 export interface CommandProcessOptions {
   readonly file: string;
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  /** Written, in order, to the child's fds 3, 4, 5 … and then closed. */
-  readonly inputs: readonly string[];
+  /**
+   * The child's fds 3, 4, 5 … in order: text or bytes written through a pipe and then closed,
+   * or `{ fd }`, an open descriptor of this process handed over as it is.
+   */
+  readonly inputs: readonly CommandInput[];
+  /** fds of this process the child would inherit; each one past the inputs is covered with /dev/null. */
+  readonly inheritedFds: readonly number[];
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly outputLimitBytes: number;
-  /** Set when the command runs in its own pids cgroup (the spawn line must join it first; the caller removes it). */
-  readonly cgroup: CommandCgroup | undefined;
+  /** The command's own cgroups (the spawn line must join them first; the caller removes them). */
+  readonly cgroups: readonly CommandCgroup[];
   readonly clock: Clock;
 }
 
@@ -41,12 +47,12 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   if (options.signal.aborted) {
     return endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason) });
   }
-  const inherited = await findInheritableFds();
+  const inherited = options.inheritedFds.filter((fd) => fd >= 3 + options.inputs.length);
   const devNull = inherited.length > 0 ? await open('/dev/null', 'r') : undefined;
-  const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map(() => 'pipe' as const)];
+  const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map((input) => (typeof input === 'object' && 'fd' in input ? input.fd : ('pipe' as const)))];
   for (const fd of inherited) {
     while (stdio.length <= fd) stdio.push('ignore');
-    if (fd >= 3 + options.inputs.length && devNull !== undefined) stdio[fd] = devNull.fd;
+    if (devNull !== undefined) stdio[fd] = devNull.fd;
   }
   let ended: Promise<CommandRunResult>;
   try {
@@ -80,6 +86,22 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
       reject(new CommandSandboxError(`could not start ${options.file}: ${messageOf(error)}`, { cause: error }));
       return;
     }
+    // Replaced once the timer and the abort listener exist.
+    let stopWatching = (): void => undefined;
+    // First of all: a spawn that failed (EMFILE, EAGAIN, ENOMEM) reports it as an 'error'
+    // event, and an 'error' nobody listens to would end the whole service.
+    child.on('error', (error) => {
+      if (settled || child.pid !== undefined) return;
+      settled = true;
+      stopWatching();
+      // After a failed spawn, child.stdio may be missing altogether.
+      if (Array.isArray(child.stdio)) for (const stream of child.stdio) stream?.destroy();
+      reject(new CommandSandboxError(`could not start ${options.file}: ${error.message}`, { cause: error }));
+    });
+    if (child.pid === undefined) {
+      // Nothing started: no pipes to feed or read (child.stdio may even be missing).
+      return;
+    }
 
     const killGroup = (): void => {
       if (child.pid !== undefined) {
@@ -89,7 +111,7 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
           // The group is already gone.
         }
       }
-      if (options.cgroup !== undefined) void options.cgroup.killAll();
+      for (const cgroup of options.cgroups) void cgroup.killAll();
     };
 
     const kill = (status: 'timed-out' | 'aborted'): void => {
@@ -98,7 +120,7 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
       killGroup();
     };
 
-    const timer = setTimeout(() => {
+    const timer: NodeJS.Timeout = setTimeout(() => {
       kill('timed-out');
     }, options.timeoutMs);
     timer.unref();
@@ -107,18 +129,19 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
     };
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const stopWatching = (): void => {
+    stopWatching = (): void => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
     };
 
-    const extraPipes = child.stdio.slice(3, 3 + options.inputs.length);
+    const extraPipes = Array.from(child.stdio).slice(3, 3 + options.inputs.length);
     extraPipes.forEach((pipe, index) => {
-      if (pipe === null || pipe === undefined) return;
+      const input = options.inputs[index];
+      if (pipe === null || pipe === undefined || input === undefined || (typeof input === 'object' && 'fd' in input)) return;
       pipe.on('error', () => undefined);
       // A readable end that is never read never ends, and the child's 'close' would wait for it.
       if ('resume' in pipe) pipe.resume();
-      (pipe as Writable).end(options.inputs[index]);
+      (pipe as Writable).end(input);
     });
 
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -139,13 +162,6 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
       } else if (diagnostics.length > DIAGNOSTICS_LIMIT) {
         diagnostics = diagnostics.slice(-DIAGNOSTICS_LIMIT);
       }
-    });
-
-    child.on('error', (error) => {
-      if (settled || child.pid !== undefined) return;
-      settled = true;
-      stopWatching();
-      reject(new CommandSandboxError(`could not start ${options.file}: ${error.message}`, { cause: error }));
     });
 
     child.on('exit', (code, exitSignal) => {

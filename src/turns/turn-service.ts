@@ -168,6 +168,9 @@ export class TurnService {
       logger: turnLogger,
     });
     const catalog = catalogFor(plan, request, config);
+    // Commands run as the sandbox's own unprivileged user, who must be able to pass through
+    // the folders above the home (not list them): those are 0711, the home itself 0700.
+    await mkdir(path.dirname(home), { recursive: true, mode: 0o711 });
     await mkdir(home, { recursive: true, mode: 0o700 });
     // Workflow task turns have no home tools, and `concurrent` turns accept sharing it: neither takes the agent.
     const takesAgent = request.kind === 'text' && request.multitask !== 'concurrent';

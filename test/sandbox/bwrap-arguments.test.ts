@@ -28,7 +28,7 @@ describe('buildBwrapArguments', () => {
     expect(args.filter((arg) => arg === '--bind')).toHaveLength(1);
     expect(pairsAfter(args, '--ro-bind')).toEqual(['/usr', '/etc/hosts', '/etc/ssl/certs']);
     expect(args.slice(args.indexOf('--symlink'), args.indexOf('--symlink') + 3)).toEqual(['--symlink', 'usr/bin', '/bin']);
-    expect(pairsAfter(args, '--remount-ro')).toEqual(['/dev', '/']);
+    expect(pairsAfter(args, '--remount-ro')).toEqual(['/dev', '/proc', '/']);
     expect(pairsAfter(args, '--chdir')).toEqual(['/home/agent']);
     expect(pairsAfter(buildBwrapArguments({ ...base, cwd: 'src/lib' }), '--chdir')).toEqual(['/home/agent/src/lib']);
   });

@@ -35,6 +35,8 @@ describe('detectCommandSandbox', () => {
   it('disables run_command and says why when bwrap cannot create namespaces', async () => {
     // A stand-in for a bwrap on a kernel that refuses user namespaces: it fails as bwrap does.
     const fake = path.join(home, 'bwrap');
+    // A root service starts bwrap as the unprivileged sandbox user, who must reach it.
+    await chmod(home, 0o755);
     await writeFile(fake, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n');
     await chmod(fake, 0o755);
     const { logger, records } = capturingLogger();

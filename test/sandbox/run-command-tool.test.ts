@@ -136,7 +136,8 @@ describe('run_command with a scripted sandbox', () => {
     const { text, details, completed } = await call(tool, { command: 'big-job' });
     expect(text).toContain('exit code: 137 (128 + 9: probably killed by SIGKILL');
     expect(text).toContain('output (9,000,000 bytes, 8,998,000 cut from the middle):\nhead\n[cut]\ntail\n');
-    expect(details).toEqual({ exitCode: 137, signal: null, durationMs: 3_100, timedOut: false, truncatedBytes: 8_998_000 });
+    expect(details).toMatchObject({ exitCode: 137, signal: null, durationMs: 3_100, timedOut: false, truncatedBytes: 8_998_000, removedOverLimit: [] });
+    expect(details?.['limits']).toMatchObject({ maxProcesses: 512, homeMaxBytes: 1024 ** 3, maxFileSizeBytes: 2 * 1024 ** 3 });
     expect(completed).toBe('Ran `big-job` (exit 137, 3.1 s)');
   });
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
@@ -17,7 +17,7 @@ const layout: BwrapLayout = { systemFolders: [{ path: '/usr' }], etcEntries: [],
 const base = { layout, home: '/srv/home', cwd: '', allowNetwork: false, tmpSizeBytes: 1024, env: { PATH: '/usr/bin' } };
 
 describe('sandbox additions in the bwrap arguments', () => {
-  it('binds read-only and adds command scripts (from fd 6 on) after the tmpfs, before the root turns read-only', () => {
+  it('binds read-only and adds command scripts (from fd 8 on, after the seccomp fd 6 and the home fd 7) after the tmpfs, before the root turns read-only', () => {
     const args = buildBwrapArguments({
       ...base,
       additions: {
@@ -31,8 +31,8 @@ describe('sandbox additions in the bwrap arguments', () => {
     const bind = args.indexOf('/srv/tools/node_modules');
     expect(args.slice(bind - 1, bind + 2)).toEqual(['--ro-bind', '/srv/tools/node_modules', '/opt/turn-runtime/node_modules']);
     const command = args.indexOf(`${SANDBOX_BIN}/mcporter`);
-    expect(args.slice(command - 4, command + 1)).toEqual(['--perms', '0555', '--ro-bind-data', '6', '/opt/turn-runtime/bin/mcporter']);
-    expect(args.slice(command + 1, command + 6)).toEqual(['--perms', '0555', '--ro-bind-data', '7', '/opt/turn-runtime/bin/other']);
+    expect(args.slice(command - 4, command + 1)).toEqual(['--perms', '0555', '--ro-bind-data', '8', '/opt/turn-runtime/bin/mcporter']);
+    expect(args.slice(command + 1, command + 6)).toEqual(['--perms', '0555', '--ro-bind-data', '9', '/opt/turn-runtime/bin/other']);
     expect(bind).toBeGreaterThan(args.lastIndexOf('--tmpfs'));
     expect(command).toBeLessThan(args.lastIndexOf('--remount-ro'));
     expect(args.filter((arg) => arg === '--bind')).toHaveLength(1);
@@ -99,6 +99,8 @@ describe.runIf(bwrapWorks)('a sandbox with additions', () => {
   let home: { home: string; cleanup: () => Promise<void> };
   beforeAll(async () => {
     tools = await makeHome();
+    // Commands run as an unprivileged host user: what is bound for them must be readable by all.
+    await chmod(tools.home, 0o755);
     home = await makeHome();
     await mkdir(path.join(tools.home, 'bin'));
     await writeFile(path.join(tools.home, 'bin', 'greet.sh'), 'echo "hello from $0, given $*"\n');

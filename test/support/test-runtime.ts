@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,8 @@ export async function startTestRuntime(
   options: { env?: Record<string, string>; dataDir?: string; lookup?: HostLookup; newTurnId?: () => string } = {},
 ): Promise<TestRuntime> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'turn-runtime-test-')));
+  // mkdtemp makes it 0700; the sandbox user that runs commands must pass through it to the homes.
+  if (options.dataDir === undefined) await chmod(dataDir, 0o711);
   const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, SSE_PING_MS: '15000', ...options.env });
   const runtime = await createRuntime({
     config,

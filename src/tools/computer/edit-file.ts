@@ -3,10 +3,12 @@ import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js
 import type { AgentToolResult } from '../tool-result.js';
 import { describeFileError } from './describe-file-error.js';
 import { formatBytes, formatCount } from '../../format/format-bytes.js';
-import { resolveHomePath } from './home-path.js';
+import { withAgentHomeLock } from './agent-home-lock.js';
+import { ensureHomeRoom, type FileToolOptions } from './file-tool-options.js';
+import { openHomePath, type OpenHomePath } from './home-fs/open-home-path.js';
+import { writeHomeFile } from './home-fs/write-home-file.js';
 import { cutLongLine, numberLine } from './numbered-line.js';
 import { openTextFile } from './open-text-file.js';
-import { writeFileAtomically } from './write-file-atomically.js';
 
 /** Files larger than this are not edited in memory. */
 export const EDIT_FILE_MAX_BYTES = 10 * 1024 * 1024;
@@ -29,7 +31,7 @@ const editFileSchema = z.object({
 export type EditFileParams = z.output<typeof editFileSchema>;
 
 /** The edit_file tool: exact string replacement in a UTF-8 text file in the agent home. */
-export function createEditFileTool(options: { home: string }): WorkerAgentTool<EditFileParams> {
+export function createEditFileTool(options: FileToolOptions): WorkerAgentTool<EditFileParams> {
   const { home } = options;
   return defineWorkerTool<EditFileParams>({
     name: 'edit_file',
@@ -53,77 +55,90 @@ export function createEditFileTool(options: { home: string }): WorkerAgentTool<E
         ? `Edited ${display} (${formatCount(replacements, 'replacement')})`
         : `Edited ${display}`;
     },
-    async execute(params, context): Promise<AgentToolResult> {
-      const { signal } = context;
-      signal.throwIfAborted();
-      if (params.old_string === '') {
-        throw new Error('old_string is empty; copy the exact text to replace from the file (use write_file to fill an empty or new file)');
-      }
-      if (params.old_string === params.new_string) {
-        throw new Error('old_string and new_string are the same, so nothing would change; give the new text in new_string');
-      }
-      const target = await resolveHomePath(home, params.path).catch((error: unknown) => {
-        throw describeFileError(error, params.path);
-      });
-      signal.throwIfAborted();
-      const { absolute, display } = target;
-      if (!target.exists) throw new Error(`${display} does not exist; use write_file to create it, or list_files to find the right path`);
-
-      const { text, mode } = await readWholeTextFile({ absolute, display, signal });
-      signal.throwIfAborted();
-
-      let search = params.old_string;
-      let replacement = params.new_string;
-      let positions = findAll(text, search);
-      // read_file shows CRLF lines without their CR, so text copied from it has bare LFs.
-      if (positions.length === 0 && text.includes('\r\n') && !search.includes('\r') && search.includes('\n')) {
-        search = search.replaceAll('\n', '\r\n');
-        replacement = replacement.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n');
-        positions = findAll(text, search);
-      }
-      if (positions.length === 0) {
-        throw new Error(`old_string was not found in ${display}; read the file again and copy the exact text`);
-      }
-      if (positions.length > 1 && !params.replace_all) {
-        throw new Error(
-          `old_string occurs ${positions.length} times in ${display}; add surrounding lines to make it unique, or set replace_all`,
-        );
-      }
-      const first = positions[0] ?? 0;
-      // split/join, not String.replace: "$&" and friends in new_string must stay literal.
-      const updated = params.replace_all
-        ? text.split(search).join(replacement)
-        : text.slice(0, first) + replacement + text.slice(first + search.length);
-
-      try {
-        await writeFileAtomically({ absolute, content: updated, signal, mode });
-      } catch (error) {
-        signal.throwIfAborted();
-        throw describeFileError(error, display);
-      }
-      // Written: report it even if the turn was cancelled meanwhile (see write_file).
-
-      const bytesBefore = Buffer.byteLength(text);
-      const bytesAfter = Buffer.byteLength(updated);
-      const snippet = snippetAround({ text: updated, start: first, length: replacement.length });
-      const count = formatCount(positions.length, 'replacement');
-      const shownNote = positions.length > 1 ? ' (around the first replacement)' : '';
-      const summary = `Edited ${display}: ${count} (${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}).`;
-      return {
-        content:
-          updated === ''
-            ? `${summary} The file is now empty.`
-            : `${summary}\nLines ${snippet.firstLine}–${snippet.lastLine} now read${shownNote}:\n${snippet.text}`,
-        details: {
-          path: display,
-          replacements: positions.length,
-          bytesBefore,
-          bytesAfter,
-          firstChangedLine: snippet.changedLine,
-        },
-      };
-    },
+    execute: (params, context) => withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, () => editText({ options, params, signal: context.signal })),
   });
+}
+
+async function editText(input: { options: FileToolOptions; params: EditFileParams; signal: AbortSignal }): Promise<AgentToolResult> {
+  const { options, params, signal } = input;
+  signal.throwIfAborted();
+  if (params.old_string === '') {
+    throw new Error('old_string is empty; copy the exact text to replace from the file (use write_file to fill an empty or new file)');
+  }
+  if (params.old_string === params.new_string) {
+    throw new Error('old_string and new_string are the same, so nothing would change; give the new text in new_string');
+  }
+  const target = await openHomePath({ home: options.home, requested: params.path, followLast: true }).catch((error: unknown) => {
+    throw describeFileError(error, params.path);
+  });
+  try {
+    return await editOpened({ options, params, signal, target });
+  } finally {
+    await target.close();
+  }
+}
+
+async function editOpened(input: { options: FileToolOptions; params: EditFileParams; signal: AbortSignal; target: OpenHomePath }): Promise<AgentToolResult> {
+  const { options, params, signal, target } = input;
+  signal.throwIfAborted();
+  const { display } = target;
+  if (target.stats === undefined) throw new Error(`${display} does not exist; use write_file to create it, or list_files to find the right path`);
+
+  const { text, mode } = await readWholeTextFile({ absolute: target.entry, display, signal });
+  signal.throwIfAborted();
+
+  let search = params.old_string;
+  let replacement = params.new_string;
+  let positions = findAll(text, search);
+  // read_file shows CRLF lines without their CR, so text copied from it has bare LFs.
+  if (positions.length === 0 && text.includes('\r\n') && !search.includes('\r') && search.includes('\n')) {
+    search = search.replaceAll('\n', '\r\n');
+    replacement = replacement.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n');
+    positions = findAll(text, search);
+  }
+  if (positions.length === 0) {
+    throw new Error(`old_string was not found in ${display}; read the file again and copy the exact text`);
+  }
+  if (positions.length > 1 && !params.replace_all) {
+    throw new Error(
+      `old_string occurs ${positions.length} times in ${display}; add surrounding lines to make it unique, or set replace_all`,
+    );
+  }
+  const first = positions[0] ?? 0;
+  // split/join, not String.replace: "$&" and friends in new_string must stay literal.
+  const updated = params.replace_all
+    ? text.split(search).join(replacement)
+    : text.slice(0, first) + replacement + text.slice(first + search.length);
+
+  try {
+    const addBytes = Buffer.byteLength(updated);
+    if (addBytes > Buffer.byteLength(text)) await ensureHomeRoom({ home: options.home, maxBytes: options.homeMaxBytes, addBytes, replacedBytes: Buffer.byteLength(text), display });
+    await writeHomeFile({ target, content: updated, how: 'replace', mode, owner: options.owner, signal });
+  } catch (error) {
+    signal.throwIfAborted();
+    throw describeFileError(error, display);
+  }
+  // Written: report it even if the turn was cancelled meanwhile (see write_file).
+
+  const bytesBefore = Buffer.byteLength(text);
+  const bytesAfter = Buffer.byteLength(updated);
+  const snippet = snippetAround({ text: updated, start: first, length: replacement.length });
+  const count = formatCount(positions.length, 'replacement');
+  const shownNote = positions.length > 1 ? ' (around the first replacement)' : '';
+  const summary = `Edited ${display}: ${count} (${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}).`;
+  return {
+    content:
+      updated === ''
+        ? `${summary} The file is now empty.`
+        : `${summary}\nLines ${snippet.firstLine}–${snippet.lastLine} now read${shownNote}:\n${snippet.text}`,
+    details: {
+      path: display,
+      replacements: positions.length,
+      bytesBefore,
+      bytesAfter,
+      firstChangedLine: snippet.changedLine,
+    },
+  };
 }
 
 async function readWholeTextFile(options: {

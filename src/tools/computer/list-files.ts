@@ -1,12 +1,14 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import type { AgentToolResult } from '../tool-result.js';
 import { describeFileError } from './describe-file-error.js';
 import { formatBytes, formatCount } from '../../format/format-bytes.js';
-import { resolveHomePath } from './home-path.js';
+import { withAgentHomeLock } from './agent-home-lock.js';
+import type { FileToolOptions } from './file-tool-options.js';
+import type { HomeFolder } from './home-fs/home-folder.js';
+import { openHomePath } from './home-fs/open-home-path.js';
 
 /** The most entries one call lists. */
 export const LIST_FILES_MAX_ENTRIES = 1000;
@@ -36,7 +38,7 @@ interface Listing {
 }
 
 /** The list_files tool: the entries of a folder in the agent home, optionally recursive. */
-export function createListFilesTool(options: { home: string }): WorkerAgentTool<ListFilesParams> {
+export function createListFilesTool(options: FileToolOptions): WorkerAgentTool<ListFilesParams> {
   const { home } = options;
   return defineWorkerTool<ListFilesParams>({
     name: 'list_files',
@@ -59,73 +61,78 @@ export function createListFilesTool(options: { home: string }): WorkerAgentTool<
       const label = folderLabel(display);
       return typeof entries === 'number' ? `Listed ${label} (${formatCount(entries, 'entry', 'entries')})` : `Listed ${label}`;
     },
-    async execute(params, context): Promise<AgentToolResult> {
-      const { signal } = context;
-      signal.throwIfAborted();
-      const target = await resolveHomePath(home, params.path).catch((error: unknown) => {
-        throw describeFileError(error, params.path);
-      });
-      signal.throwIfAborted();
-      const { absolute, display } = target;
-      if (!target.exists) throw new Error(`${display} does not exist; list the folder above it to see what is there`);
-      const stats = await lstat(absolute).catch((error: unknown) => {
-        throw describeFileError(error, display);
-      });
-      if (!stats.isDirectory()) throw new Error(`${display} is a file, not a folder; use read_file to read it`);
-
-      const listing: Listing = { lines: [], cutAtLimit: false, cutAtDepth: false };
-      try {
-        await listFolder({ absolute, prefix: '', depth: 0, recursive: params.recursive, listing, signal });
-      } catch (error) {
-        signal.throwIfAborted();
-        throw describeFileError(error, display);
-      }
-      signal.throwIfAborted();
-
-      const label = folderLabel(display);
-      const entries = listing.lines.length;
-      const notes: string[] = [];
-      if (listing.cutAtLimit) {
-        notes.push(
-          `[Stopped at ${LIST_FILES_MAX_ENTRIES} entries; there are more. List a subfolder by its path to see the rest.]`,
-        );
-      }
-      if (listing.cutAtDepth) {
-        notes.push(`[Folders more than ${LIST_FILES_MAX_DEPTH} levels down were not opened; list them by their path.]`);
-      }
-      const heading = `Contents of ${label}${params.recursive ? ' (recursive)' : ''}, ${formatCount(entries, 'entry', 'entries')}:`;
-      const content =
-        entries === 0 ? `${label === HOME_LABEL ? 'The home folder' : label} is empty.` : [heading, ...listing.lines, ...notes].join('\n');
-      return {
-        content,
-        details: {
-          path: display,
-          entries,
-          recursive: params.recursive,
-          truncated: listing.cutAtLimit || listing.cutAtDepth,
-        },
-      };
-    },
+    execute: (params, context) => withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, () => list({ home, params, signal: context.signal })),
   });
 }
 
+async function list(input: { home: string; params: ListFilesParams; signal: AbortSignal }): Promise<AgentToolResult> {
+  const { home, params, signal } = input;
+  signal.throwIfAborted();
+  const target = await openHomePath({ home, requested: params.path, followLast: true }).catch((error: unknown) => {
+    throw describeFileError(error, params.path);
+  });
+  const { display } = target;
+  const listing: Listing = { lines: [], cutAtLimit: false, cutAtDepth: false };
+  try {
+    signal.throwIfAborted();
+    if (target.stats === undefined) throw new Error(`${display} does not exist; list the folder above it to see what is there`);
+    if (!target.stats.isDirectory()) throw new Error(`${display} is a file, not a folder; use read_file to read it`);
+    const folder = target.name === '' ? undefined : await target.parent.openFolder(target.name);
+    try {
+      await listFolder({ folder: folder ?? target.parent, prefix: '', depth: 0, recursive: params.recursive, listing, signal });
+    } finally {
+      await folder?.close();
+    }
+  } catch (error) {
+    signal.throwIfAborted();
+    throw describeFileError(error, display);
+  } finally {
+    await target.close();
+  }
+  signal.throwIfAborted();
+
+  const label = folderLabel(display);
+  const entries = listing.lines.length;
+  const notes: string[] = [];
+  if (listing.cutAtLimit) {
+    notes.push(
+      `[Stopped at ${LIST_FILES_MAX_ENTRIES} entries; there are more. List a subfolder by its path to see the rest.]`,
+    );
+  }
+  if (listing.cutAtDepth) {
+    notes.push(`[Folders more than ${LIST_FILES_MAX_DEPTH} levels down were not opened; list them by their path.]`);
+  }
+  const heading = `Contents of ${label}${params.recursive ? ' (recursive)' : ''}, ${formatCount(entries, 'entry', 'entries')}:`;
+  const content =
+    entries === 0 ? `${label === HOME_LABEL ? 'The home folder' : label} is empty.` : [heading, ...listing.lines, ...notes].join('\n');
+  return {
+    content,
+    details: {
+      path: display,
+      entries,
+      recursive: params.recursive,
+      truncated: listing.cutAtLimit || listing.cutAtDepth,
+    },
+  };
+}
+
 /**
- * Lists one folder into `listing`, depth first in name order. Entries come from `readdir`
+ * Lists one open folder into `listing`, depth first in name order. Entries come from `readdir`
  * with file types, which describe a symbolic link as a link, never as what it points to, so
  * a link is shown by its target text and not opened; sizes come from `lstat` for the same
  * reason. Stops as soon as the entry limit is reached.
  */
 async function listFolder(options: {
-  absolute: string;
+  folder: HomeFolder;
   prefix: string;
   depth: number;
   recursive: boolean;
   listing: Listing;
   signal: AbortSignal;
 }): Promise<void> {
-  const { absolute, prefix, depth, recursive, listing, signal } = options;
+  const { folder, prefix, depth, recursive, listing, signal } = options;
   signal.throwIfAborted();
-  const entries = await readdir(absolute, { withFileTypes: true });
+  const entries = await readdir(folder.path, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     if (listing.lines.length >= LIST_FILES_MAX_ENTRIES) {
@@ -134,7 +141,7 @@ async function listFolder(options: {
     }
     signal.throwIfAborted();
     const name = prefix + entry.name;
-    const entryPath = path.join(absolute, entry.name);
+    const entryPath = folder.entry(entry.name);
     if (!entry.isDirectory()) {
       listing.lines.push(await describeEntry(entry, name, entryPath));
       continue;
@@ -149,7 +156,13 @@ async function listFolder(options: {
     } else {
       const index = listing.lines.push(`${name}/`) - 1;
       try {
-        await listFolder({ absolute: entryPath, prefix: `${name}/`, depth: depth + 1, recursive, listing, signal });
+        // Opened through this folder's descriptor, never following a link swapped in since readdir.
+        const child = await folder.openFolder(entry.name);
+        try {
+          await listFolder({ folder: child, prefix: `${name}/`, depth: depth + 1, recursive, listing, signal });
+        } finally {
+          await child.close();
+        }
       } catch (error) {
         if (signal.aborted) throw error;
         // One unreadable subfolder should not hide the rest of the listing.

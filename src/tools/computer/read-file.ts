@@ -4,7 +4,9 @@ import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js
 import type { AgentToolResult } from '../tool-result.js';
 import { describeFileError } from './describe-file-error.js';
 import { formatBytes } from '../../format/format-bytes.js';
-import { resolveHomePath } from './home-path.js';
+import { withAgentHomeLock } from './agent-home-lock.js';
+import type { FileToolOptions } from './file-tool-options.js';
+import { openHomePath } from './home-fs/open-home-path.js';
 import { numberLine } from './numbered-line.js';
 import { openTextFile } from './open-text-file.js';
 import { readLineWindow, type LineWindow } from './read-line-window.js';
@@ -34,7 +36,7 @@ const readFileSchema = z.object({
 export type ReadFileParams = z.output<typeof readFileSchema>;
 
 /** The read_file tool: a UTF-8 text file in the agent home, numbered by line, in pages. */
-export function createReadFileTool(options: { home: string }): WorkerAgentTool<ReadFileParams> {
+export function createReadFileTool(options: FileToolOptions): WorkerAgentTool<ReadFileParams> {
   const { home } = options;
   return defineWorkerTool<ReadFileParams>({
     name: 'read_file',
@@ -52,61 +54,68 @@ export function createReadFileTool(options: { home: string }): WorkerAgentTool<R
     isDestructive: false,
     describeActivity: (params) => `Reading ${params.path}`,
     describeCompletedActivity: (params, result) => describeRead(params, result.details),
-    async execute(params, context): Promise<AgentToolResult> {
-      const { signal } = context;
-      signal.throwIfAborted();
-      const target = await resolveHomePath(home, params.path).catch((error: unknown) => {
-        throw describeFileError(error, params.path);
-      });
-      signal.throwIfAborted();
-      const { display } = target;
-      if (!target.exists) throw new Error(`${display} does not exist; use list_files to see what is there`);
-
-      const file = await openTextFile({ absolute: target.absolute, display });
-      let page: LineWindow;
-      try {
-        page = await readLineWindow({
-          handle: file.handle,
-          head: file.head,
-          size: file.size,
-          offset: params.offset ?? 1,
-          limit: params.limit,
-          maxOutputBytes: READ_FILE_MAX_OUTPUT_BYTES,
-          signal,
-        });
-      } catch (error) {
-        signal.throwIfAborted();
-        throw describeFileError(error, display);
-      } finally {
-        await file.handle.close();
-      }
-      signal.throwIfAborted();
-
-      const { lines, firstLine, totalLines, stoppedForBytes, cutLines } = page;
-      const details: JsonObject = { path: display, bytes: file.size, totalLines, cutLines };
-      if (totalLines === 0) {
-        return { content: `${display} is empty (0 lines).`, details: { ...details, startLine: 0, endLine: 0 } };
-      }
-      if (lines.length === 0) {
-        throw new Error(
-          `offset ${params.offset ?? 1} is past the end of ${display}, which has ${totalLines} line${totalLines === 1 ? '' : 's'}; use an offset from 1 to ${totalLines}`,
-        );
-      }
-      const lastLine = firstLine + lines.length - 1;
-      const numbered = lines.map((line, index) => numberLine(firstLine + index, line));
-      let content = numbered.join('\n');
-      if (lastLine < totalLines) {
-        const reason = stoppedForBytes ? `Output stopped at ${formatBytes(READ_FILE_MAX_OUTPUT_BYTES)}. ` : '';
-        content +=
-          `\n\n[${reason}Showing lines ${firstLine}–${lastLine} of ${totalLines} in ${display}. ` +
-          `To read more, call read_file with path "${display}" and offset ${lastLine + 1}.]`;
-      }
-      return {
-        content,
-        details: { ...details, startLine: firstLine, endLine: lastLine, truncated: lastLine < totalLines },
-      };
-    },
+    execute: (params, context) => withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, () => readPage({ home, params, signal: context.signal })),
   });
+}
+
+async function readPage(input: { home: string; params: ReadFileParams; signal: AbortSignal }): Promise<AgentToolResult> {
+  const { home, params, signal } = input;
+  signal.throwIfAborted();
+  const target = await openHomePath({ home, requested: params.path, followLast: true }).catch((error: unknown) => {
+    throw describeFileError(error, params.path);
+  });
+  let file: Awaited<ReturnType<typeof openTextFile>>;
+  const { display } = target;
+  try {
+    signal.throwIfAborted();
+    if (target.stats === undefined) throw new Error(`${display} does not exist; use list_files to see what is there`);
+    file = await openTextFile({ absolute: target.entry, display });
+  } finally {
+    // The file's own descriptor is all that is needed from here on.
+    await target.close();
+  }
+  let page: LineWindow;
+  try {
+    page = await readLineWindow({
+      handle: file.handle,
+      head: file.head,
+      size: file.size,
+      offset: params.offset ?? 1,
+      limit: params.limit,
+      maxOutputBytes: READ_FILE_MAX_OUTPUT_BYTES,
+      signal,
+    });
+  } catch (error) {
+    signal.throwIfAborted();
+    throw describeFileError(error, display);
+  } finally {
+    await file.handle.close();
+  }
+  signal.throwIfAborted();
+
+  const { lines, firstLine, totalLines, stoppedForBytes, cutLines } = page;
+  const details: JsonObject = { path: display, bytes: file.size, totalLines, cutLines };
+  if (totalLines === 0) {
+    return { content: `${display} is empty (0 lines).`, details: { ...details, startLine: 0, endLine: 0 } };
+  }
+  if (lines.length === 0) {
+    throw new Error(
+      `offset ${params.offset ?? 1} is past the end of ${display}, which has ${totalLines} line${totalLines === 1 ? '' : 's'}; use an offset from 1 to ${totalLines}`,
+    );
+  }
+  const lastLine = firstLine + lines.length - 1;
+  const numbered = lines.map((line, index) => numberLine(firstLine + index, line));
+  let content = numbered.join('\n');
+  if (lastLine < totalLines) {
+    const reason = stoppedForBytes ? `Output stopped at ${formatBytes(READ_FILE_MAX_OUTPUT_BYTES)}. ` : '';
+    content +=
+      `\n\n[${reason}Showing lines ${firstLine}–${lastLine} of ${totalLines} in ${display}. ` +
+      `To read more, call read_file with path "${display}" and offset ${lastLine + 1}.]`;
+  }
+  return {
+    content,
+    details: { ...details, startLine: firstLine, endLine: lastLine, truncated: lastLine < totalLines },
+  };
 }
 
 function describeRead(params: ReadFileParams, details: JsonObject | undefined): string {

@@ -3,6 +3,7 @@ import type { CommandRunResult, CommandSandbox } from '../../sandbox/command-san
 import { formatDuration } from '../../format/format-duration.js';
 import type { JsonObject } from '../../json.js';
 import { formatBytes } from '../../format/format-bytes.js';
+import type { HomeUpkeep } from './keep-home-within-limit.js';
 
 const LABEL_CHARS = 60;
 
@@ -68,6 +69,7 @@ export function runCommandDescription(options: {
   home: string;
   defaultTimeoutMs: number;
   maxTimeoutMs: number;
+  homeMaxBytes: number;
 }): string {
   const { sandbox } = options;
   const limit = formatBytes(sandbox.outputLimitBytes);
@@ -86,8 +88,10 @@ export function runCommandDescription(options: {
         `- It starts in your home folder ${where} (also $HOME; \`cwd\` picks a subfolder). Keep your work inside it.`,
         '- Background processes are ended when the command ends.',
       ];
+  const total = sandbox.enforcement?.memory === undefined ? '' : `, ${formatBytes(sandbox.limits.maxMemoryBytes)} for all of them together`;
   lines.push(
-    `- Limits: at most ${String(sandbox.limits.maxProcesses)} processes and ${formatBytes(sandbox.limits.maxMemoryBytesPerProcess)} of memory per process.`,
+    `- Limits: at most ${String(sandbox.limits.maxProcesses)} processes, ${formatBytes(sandbox.limits.maxMemoryBytesPerProcess)} of memory per process${total}; ` +
+      `the home folder may hold ${formatBytes(options.homeMaxBytes)} (files a command adds beyond that are removed after it).`,
     '- There is no stdin: use non-interactive flags (-y, --yes, --no-pager, CI=1).',
     `- stdout and stderr come back together, at most ${limit}: beyond that the middle is cut and the beginning and end are kept. ` +
       'For long output, redirect it to a file in the home (cmd > out.log 2>&1) and read parts with head, tail, grep or sed -n.',
@@ -95,4 +99,34 @@ export function runCommandDescription(options: {
     '- A non-zero exit code is not an error of the tool: read the exit code and the output.',
   );
   return lines.join('\n');
+}
+
+/** The limits a command ran under, as the details of run_command show them. */
+export function commandLimitDetails(options: { sandbox: CommandSandbox; homeMaxBytes: number }): JsonObject {
+  const { limits, enforcement } = options.sandbox;
+  return {
+    maxProcesses: limits.maxProcesses,
+    processLimit: enforcement?.processes ?? null,
+    maxMemoryBytesPerProcess: limits.maxMemoryBytesPerProcess,
+    maxMemoryBytes: enforcement?.memory === undefined ? null : limits.maxMemoryBytes,
+    memoryLimit: enforcement?.memory ?? null,
+    maxFileSizeBytes: limits.maxFileSizeBytes,
+    tmpSizeBytes: limits.tmpSizeBytes,
+    homeMaxBytes: options.homeMaxBytes,
+    hostUser: enforcement?.hostUser ?? null,
+    seccomp: enforcement?.seccomp ?? false,
+  };
+}
+
+/** What the model is told when a command took the home over its limit; undefined when it did not. */
+export function homeLimitNote(upkeep: HomeUpkeep, homeMaxBytes: number): string | undefined {
+  if (upkeep.removed.length === 0 && !upkeep.stillOver) return undefined;
+  const parts: string[] = [];
+  if (upkeep.removed.length > 0) {
+    const names = upkeep.removed.slice(0, 10).map((file) => `${file.display} (${formatBytes(file.bytes)})`);
+    const more = upkeep.removed.length > 10 ? ` and ${String(upkeep.removed.length - 10)} more` : '';
+    parts.push(`The command took the home folder over its limit of ${formatBytes(homeMaxBytes)}, so files it wrote were removed: ${names.join(', ')}${more}.`);
+  }
+  if (upkeep.stillOver) parts.push(`The home folder holds ${formatBytes(upkeep.bytes)}, over its limit of ${formatBytes(homeMaxBytes)}: delete files before writing more.`);
+  return parts.join(' ');
 }

@@ -1,9 +1,12 @@
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
-import { resolveHomePath } from './home-path.js';
-import { commandResultText, completionNote, runCommandDescription, shortCommand, timeoutMessage } from './run-command-report.js';
+import { withAgentHomeLock } from './agent-home-lock.js';
+import { describeFileError } from './describe-file-error.js';
+import { DEFAULT_HOME_MAX_BYTES } from './file-tool-options.js';
+import { openHomePath } from './home-fs/open-home-path.js';
+import { keepHomeWithinLimit } from './keep-home-within-limit.js';
+import { commandLimitDetails, commandResultText, completionNote, homeLimitNote, runCommandDescription, shortCommand, timeoutMessage } from './run-command-report.js';
 
 /** Longer than any command a person would type; longer scripts belong in a file. */
 const MAX_COMMAND_CHARS = 20_000;
@@ -13,6 +16,8 @@ const LOOP_TIMEOUT_MARGIN_MS = 10_000;
 export interface RunCommandSettings {
   readonly defaultTimeoutMs: number;
   readonly maxTimeoutMs: number;
+  /** What the agent home may hold after a command (AGENT_HOME_MAX_BYTES); default 1 GiB. */
+  readonly homeMaxBytes?: number;
 }
 
 export interface RunCommandToolOptions {
@@ -47,7 +52,13 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
   const { home, sandbox, settings } = options;
   return defineWorkerTool<RunCommandParams>({
     name: 'run_command',
-    description: runCommandDescription({ sandbox, home, defaultTimeoutMs: settings.defaultTimeoutMs, maxTimeoutMs: settings.maxTimeoutMs }),
+    description: runCommandDescription({
+      sandbox,
+      home,
+      defaultTimeoutMs: settings.defaultTimeoutMs,
+      maxTimeoutMs: settings.maxTimeoutMs,
+      homeMaxBytes: settings.homeMaxBytes ?? DEFAULT_HOME_MAX_BYTES,
+    }),
     schema: runCommandParameters,
     executionMode: 'sequential',
     isReadOnly: false,
@@ -59,38 +70,57 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
       const note = completionNote(result.details);
       return `Ran \`${shortCommand(params.command)}\`${note === undefined ? '' : ` (${note})`}`;
     },
-    execute: async (params, context) => {
-      const timeoutMs = Math.min(params.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);
-      const cwd = params.cwd === undefined ? '' : await resolveFolder(home, params.cwd);
-      const result = await sandbox.run({
-        command: params.command,
-        home,
-        cwd,
-        timeoutMs,
-        signal: context.signal,
-        ...(options.env === undefined ? {} : { env: options.env }),
-      });
-      context.logger.debug({ status: result.status, exitCode: result.exitCode, durationMs: result.durationMs }, `run_command ${result.summary}`);
-      if (result.status === 'aborted') throw new Error(result.summary);
-      if (result.status === 'timed-out') throw new Error(timeoutMessage(result, settings.maxTimeoutMs));
-      return {
-        content: commandResultText(result),
-        details: {
-          exitCode: result.exitCode,
-          signal: result.signal,
-          durationMs: result.durationMs,
-          timedOut: false,
-          truncatedBytes: result.truncatedBytes,
-        },
-      };
-    },
+    // The agent's file tools wait while its command runs (and the other way round), across
+    // turns and service processes: an agent cannot race its own file tools with a rename loop.
+    execute: (params, context) =>
+      withAgentHomeLock({ home, mode: 'exclusive', signal: context.signal }, async () => {
+        const timeoutMs = Math.min(params.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);
+        const cwd = params.cwd === undefined ? '' : await resolveFolder(home, params.cwd);
+        const homeMaxBytes = settings.homeMaxBytes ?? DEFAULT_HOME_MAX_BYTES;
+        // What the service wrote into the home since (saved pages, skills) becomes the sandbox user's.
+        const startedAt = Date.now();
+        await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: undefined });
+        const result = await sandbox.run({
+          command: params.command,
+          home,
+          cwd,
+          timeoutMs,
+          signal: context.signal,
+          ...(options.env === undefined ? {} : { env: options.env }),
+        });
+        // Even a killed command may have filled the home: what it added over the limit is not kept.
+        const upkeep = await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: startedAt });
+        context.logger.debug({ status: result.status, exitCode: result.exitCode, durationMs: result.durationMs }, `run_command ${result.summary}`);
+        const note = homeLimitNote(upkeep, homeMaxBytes);
+        if (result.status === 'aborted') throw new Error(`${result.summary}${note === undefined ? '' : `\n${note}`}`);
+        if (result.status === 'timed-out') throw new Error(`${timeoutMessage(result, settings.maxTimeoutMs)}${note === undefined ? '' : `\n${note}`}`);
+        return {
+          content: note === undefined ? commandResultText(result) : `${commandResultText(result)}\n${note}`,
+          details: {
+            exitCode: result.exitCode,
+            signal: result.signal,
+            durationMs: result.durationMs,
+            timedOut: false,
+            truncatedBytes: result.truncatedBytes,
+            homeBytes: upkeep.bytes,
+            removedOverLimit: upkeep.removed.map((file) => file.display),
+            limits: commandLimitDetails({ sandbox, homeMaxBytes }),
+          },
+        };
+      }),
   });
 }
 
 /** The start folder, relative to the home, after `resolveHomePath` proved it stays inside. */
 async function resolveFolder(home: string, requested: string): Promise<string> {
-  const resolved = await resolveHomePath(home, requested);
-  if (!resolved.exists) throw new Error(`the folder "${resolved.display}" does not exist in the home folder`);
-  if (!(await stat(resolved.absolute)).isDirectory()) throw new Error(`"${resolved.display}" is a file, not a folder`);
-  return resolved.display === '.' ? '' : resolved.display;
+  const resolved = await openHomePath({ home, requested, followLast: true }).catch((error: unknown) => {
+    throw describeFileError(error, requested);
+  });
+  try {
+    if (resolved.stats === undefined) throw new Error(`the folder "${resolved.display}" does not exist in the home folder`);
+    if (!resolved.stats.isDirectory()) throw new Error(`"${resolved.display}" is a file, not a folder`);
+    return resolved.display === '.' ? '' : resolved.display;
+  } finally {
+    await resolved.close();
+  }
 }

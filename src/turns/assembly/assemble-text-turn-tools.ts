@@ -45,7 +45,9 @@ export async function assembleTextTurnTools(options: {
 
   if (sources.todo === true) tools.push(createTodoTool({ agentId: agent.id, store: services.todoStore }));
   if (sources.computer === true) {
-    tools.push(...createFileTools({ home }), createApplyPatchTool({ home }));
+    // What the file tools create belongs to the sandbox user, so commands can change it.
+    const files = { home, owner: services.sandbox?.homeOwner, homeMaxBytes: services.commandSettings.homeMaxBytes };
+    tools.push(...createFileTools(files), createApplyPatchTool(files));
     if (services.sandbox === undefined) {
       unavailable.push({ source: 'computer.run_command', reason: 'this server has no working command sandbox (bubblewrap)' });
     } else {

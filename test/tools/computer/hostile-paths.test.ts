@@ -17,6 +17,7 @@ beforeEach(async () => {
   await symlink(secretFile, path.join(sandbox.home, 'file-link')); // a file outside
   await symlink(sandbox.outside, path.join(sandbox.home, 'folder-link')); // a folder outside
   await symlink(path.join(sandbox.outside, 'missing.txt'), path.join(sandbox.home, 'dangling')); // nothing yet, outside
+  await symlink('nothing-here', path.join(sandbox.home, 'dangling-inside')); // nothing yet, inside
   await mkdir(path.join(sandbox.home, 'a'));
 });
 afterEach(async () => {
@@ -62,8 +63,10 @@ describe.each(toolCases)('$name refuses paths that leave the agent home', ({ nam
     ['a symbolic link to a file outside', () => 'file-link', /leads outside the agent home through a symbolic link/],
     ['a path through a linked folder outside', () => 'folder-link/secret.txt', /leads outside the agent home through a symbolic link/],
     ['a linked folder outside itself', () => 'folder-link', /leads outside the agent home through a symbolic link/],
-    ['a dangling symbolic link pointing outside', () => 'dangling', /is a symbolic link to something that does not exist/],
-    ['a new file under a dangling link', () => 'dangling/new.txt', /symbolic link to something that does not exist/],
+    // Whether the outside target exists is not looked at (that would probe the host): refused as outside.
+    ['a dangling symbolic link pointing outside', () => 'dangling', /leads outside the agent home through a symbolic link/],
+    ['a new file under a dangling link', () => 'dangling/new.txt', /leads outside the agent home through a symbolic link/],
+    ['a dangling symbolic link inside the home', () => 'dangling-inside', /is a symbolic link to something that does not exist/],
   ];
 
   it.each(hostile)('refuses %s', async (_label, requested, message) => {
@@ -107,6 +110,7 @@ describe('names that only look like a climb', () => {
     expect(await readFile(path.join(sandbox.home, 'a', '...'), 'utf8')).toBe('three dots\n');
     const result = await runTool(read, { path: '..notes.md' });
     expect(result.content).toBe('     1\tdots');
-    expect((await readdir(sandbox.root)).sort()).toEqual(['home', 'outside']);
+    // Beside the home only its lock file (taken by every file tool) may appear.
+    expect((await readdir(sandbox.root)).sort()).toEqual(['.home.lock', 'home', 'outside']);
   });
 });

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { JsonObject } from '../../../json.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../define-worker-tool.js';
 import type { AgentToolResult } from '../../tool-result.js';
+import { withAgentHomeLock } from '../agent-home-lock.js';
+import type { FileToolOptions } from '../file-tool-options.js';
 import { applyPatch, type PatchSummary } from './apply-patch.js';
 import { formatLineCounts, formatPatchSummary } from './format-patch-summary.js';
 import { parsePatch } from './parse-patch.js';
@@ -46,7 +48,7 @@ export type ApplyPatchParams = z.output<typeof applyPatchSchema>;
  * The apply_patch tool: creates, changes, renames and deletes text files in the agent home
  * with one patch in the format OpenAI models are trained on (Codex CLI), all or nothing.
  */
-export function createApplyPatchTool(options: { home: string }): WorkerAgentTool<ApplyPatchParams> {
+export function createApplyPatchTool(options: FileToolOptions): WorkerAgentTool<ApplyPatchParams> {
   const { home } = options;
   return defineWorkerTool<ApplyPatchParams>({
     name: 'apply_patch',
@@ -66,10 +68,11 @@ export function createApplyPatchTool(options: { home: string }): WorkerAgentTool
       return files.length === 1 ? `Applying a patch to ${files[0] ?? ''}` : `Applying a patch to ${files.length} files`;
     },
     describeCompletedActivity: (_params, result) => describeCompleted(result.details),
-    async execute(params, context): Promise<AgentToolResult> {
-      const summary = await applyPatch({ home, patch: params.patch, signal: context.signal });
-      return { content: formatPatchSummary(summary), details: summaryDetails(summary) };
-    },
+    execute: (params, context) =>
+      withAgentHomeLock({ home, mode: 'shared', signal: context.signal }, async (): Promise<AgentToolResult> => {
+        const summary = await applyPatch({ home, patch: params.patch, signal: context.signal, owner: options.owner, homeMaxBytes: options.homeMaxBytes });
+        return { content: formatPatchSummary(summary), details: summaryDetails(summary) };
+      }),
   });
 }
 

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { rmdir, unlink } from 'node:fs/promises';
 import { describeFileError } from '../describe-file-error.js';
+import type { HomeOwner } from '../home-fs/open-home-path.js';
+import { writeHomeFile } from '../home-fs/write-home-file.js';
 import { PatchApplyError } from './patch-apply-error.js';
 import type { PatchPlan, PlannedWrite } from './plan-patch.js';
 
@@ -10,32 +10,30 @@ interface UndoStep {
   readonly run: () => Promise<void>;
 }
 
-/** Errors of `link` that mean "this file system has no hard links", not "something is there". */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
-
 /**
  * Writes a computed plan: every new or changed file through a temporary file in its own
- * folder (creating missing folders), then every delete. A new file is put in place with
+ * folder (creating missing folders one by one through descriptors), then every delete; all
+ * by names inside folders held open since the plan, so no path can be swapped meanwhile. A new file is put in place with
  * `link`, which fails rather than overwrite something created meanwhile; a changed file is
  * renamed over the old one. If any step fails, the steps already done are undone from the
  * in-memory originals, newest first, and the error says so (and names anything that could
  * not be put back). Not cancellable: once the first write has started it finishes or rolls back.
  */
-export async function commitPatchPlan(options: { plan: PatchPlan }): Promise<void> {
-  const { plan } = options;
+export async function commitPatchPlan(options: { plan: PatchPlan; owner?: HomeOwner | undefined }): Promise<void> {
+  const { plan, owner } = options;
   const undo: UndoStep[] = [];
   let failed = { verb: 'write', display: '' };
   try {
     for (const write of plan.writes) {
       failed = { verb: 'write', display: write.display };
-      await performWrite(write, undo);
+      await performWrite({ write, undo, owner });
     }
     for (const planned of plan.deletes) {
       failed = { verb: 'delete', display: planned.display };
-      await unlink(planned.absolute);
+      await unlink(planned.target.entry);
       undo.push({
         display: planned.display,
-        run: () => replaceFile({ absolute: planned.absolute, content: planned.original, mode: planned.mode }),
+        run: () => writeHomeFile({ target: planned.target, content: planned.original, how: 'replace', mode: planned.mode, owner }),
       });
     }
   } catch (error) {
@@ -52,19 +50,30 @@ export async function commitPatchPlan(options: { plan: PatchPlan }): Promise<voi
   }
 }
 
-async function performWrite(write: PlannedWrite, undo: UndoStep[]): Promise<void> {
-  const folder = path.dirname(write.absolute);
-  const firstCreated = await mkdir(folder, { recursive: true });
-  if (firstCreated !== undefined) {
-    undo.push({ display: write.display, run: () => removeCreatedFolders({ deepest: folder, first: firstCreated }) });
+async function performWrite(options: { write: PlannedWrite; undo: UndoStep[]; owner: HomeOwner | undefined }): Promise<void> {
+  const { write, undo, owner } = options;
+  const { target } = write;
+  const created = await target.createFolders(owner);
+  if (created.length > 0) {
+    undo.push({
+      display: write.display,
+      run: async () => {
+        // Deepest first; a folder something else was put in meanwhile stays.
+        for (const { folder, name } of [...created].reverse()) {
+          await rmdir(folder.entry(name)).catch((error: unknown) => {
+            if (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'ENOENT') throw error;
+          });
+        }
+      },
+    });
   }
   if (write.original === undefined) {
-    await createFile({ absolute: write.absolute, content: write.content, mode: write.mode });
-    undo.push({ display: write.display, run: () => unlink(write.absolute) });
+    await writeHomeFile({ target, content: write.content, how: 'create', mode: write.mode, owner });
+    undo.push({ display: write.display, run: () => unlink(target.entry) });
   } else {
     const original = write.original;
-    await replaceFile({ absolute: write.absolute, content: write.content, mode: write.mode });
-    undo.push({ display: write.display, run: () => replaceFile({ absolute: write.absolute, content: original, mode: write.mode }) });
+    await writeHomeFile({ target, content: write.content, how: 'replace', mode: write.mode, owner });
+    undo.push({ display: write.display, run: () => writeHomeFile({ target, content: original, how: 'replace', mode: write.mode, owner }) });
   }
 }
 
@@ -79,64 +88,6 @@ async function rollBack(undo: readonly UndoStep[]): Promise<string[]> {
     }
   }
   return failures;
-}
-
-async function createFile(options: { absolute: string; content: string | Buffer; mode: number | undefined }): Promise<void> {
-  const temporary = await writeTemporary(options);
-  try {
-    try {
-      await link(temporary, options.absolute);
-    } catch (error) {
-      if (!NO_HARD_LINKS.has(errorCode(error) ?? '')) throw error;
-      const existing = await lstat(options.absolute).catch(() => undefined);
-      if (existing !== undefined) throw Object.assign(new Error('already exists'), { code: 'EEXIST' });
-      await rename(temporary, options.absolute);
-    }
-  } finally {
-    await unlink(temporary).catch(() => undefined);
-  }
-}
-
-async function replaceFile(options: { absolute: string; content: string | Buffer; mode: number | undefined }): Promise<void> {
-  const temporary = await writeTemporary(options);
-  try {
-    await rename(temporary, options.absolute);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-}
-
-/** Writes and flushes a temporary file beside `absolute` (same file system, so renames are atomic). */
-async function writeTemporary(options: { absolute: string; content: string | Buffer; mode: number | undefined }): Promise<string> {
-  // Not named after the target: a long file name plus a suffix could exceed NAME_MAX.
-  const temporary = path.join(path.dirname(options.absolute), `.apply-patch-${randomUUID()}.tmp`);
-  const handle = await open(temporary, 'wx', 0o644);
-  try {
-    if (options.mode !== undefined) await handle.chmod(options.mode);
-    await handle.writeFile(options.content);
-    await handle.sync();
-    await handle.close();
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-  return temporary;
-}
-
-/** Removes the folders `mkdir` created, deepest first, leaving any that are not empty. */
-async function removeCreatedFolders(options: { deepest: string; first: string }): Promise<void> {
-  const relative = path.relative(options.first, options.deepest);
-  if (relative.startsWith('..') || path.isAbsolute(relative)) return;
-  for (let folder = options.deepest; ; folder = path.dirname(folder)) {
-    try {
-      await rmdir(folder);
-    } catch (error) {
-      if (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'ENOENT') throw error;
-    }
-    if (folder === options.first || path.dirname(folder) === folder) return;
-  }
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -1,8 +1,6 @@
-import { realpath } from 'node:fs/promises';
 import { describeFileError } from '../describe-file-error.js';
-import { resolveHomePath, type HomePath } from '../home-path.js';
+import { openHomePath, type OpenHomePath } from '../home-fs/open-home-path.js';
 import { applyHunks } from './apply-hunks.js';
-import { ensureFolderCanHold } from './ensure-folder-can-hold.js';
 import { PatchApplyError } from './patch-apply-error.js';
 import type { PatchOperation } from './patch-operation.js';
 import { readOriginalFile, type OriginalFile } from './read-original-file.js';
@@ -21,7 +19,8 @@ export interface PatchFileChange {
 }
 
 export interface PlannedWrite {
-  readonly absolute: string;
+  /** Where it goes, resolved through descriptors (open until the plan is closed). */
+  readonly target: OpenHomePath;
   readonly display: string;
   readonly content: string;
   readonly mode: number | undefined;
@@ -30,7 +29,7 @@ export interface PlannedWrite {
 }
 
 export interface PlannedDelete {
-  readonly absolute: string;
+  readonly target: OpenHomePath;
   readonly display: string;
   readonly original: Buffer;
   readonly mode: number;
@@ -42,6 +41,8 @@ export interface PatchPlan {
   /** Done after every write, so a failed write never leaves a file deleted. */
   readonly deletes: readonly PlannedDelete[];
   readonly changes: readonly PatchFileChange[];
+  /** Closes the descriptors of every path the plan resolved. */
+  close(): Promise<void>;
 }
 
 /**
@@ -57,34 +58,60 @@ export async function planPatch(options: {
   signal: AbortSignal;
 }): Promise<PatchPlan> {
   const { home, operations, signal } = options;
-  const realHome = await realpath(home);
+  const opened: OpenHomePath[] = [];
+  const close = async (): Promise<void> => {
+    for (const target of opened) await target.close();
+  };
+  try {
+    return await planResolved({ home, operations, signal, opened, close });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function planResolved(options: {
+  home: string;
+  operations: readonly PatchOperation[];
+  signal: AbortSignal;
+  opened: OpenHomePath[];
+  close: () => Promise<void>;
+}): Promise<PatchPlan> {
+  const { home, operations, signal, opened } = options;
   const writes: PlannedWrite[] = [];
   const deletes: PlannedDelete[] = [];
   const changes: PatchFileChange[] = [];
   const touched = new Map<string, string>();
   let bytesRead = 0;
 
-  /** `source` is the Update's own file, which its `*** Move to:` may name again (no move). */
-  const resolve = async (operation: PatchOperation, requested: string, source?: HomePath): Promise<HomePath> => {
+  /**
+   * `source` is the Update's own file, which its `*** Move to:` may name again (no move).
+   * `followLast`: an Update changes the file a link points to; an Add, Delete or Move sees the link itself.
+   */
+  const resolve = async (operation: PatchOperation, requested: string, followLast: boolean, source?: OpenHomePath): Promise<OpenHomePath> => {
     const where = `'${describeOperation(operation)}' (patch line ${operation.line})`;
-    let target: HomePath;
+    let target: OpenHomePath;
     try {
-      target = await resolveHomePath(home, requested);
+      target = await openHomePath({ home, requested, followLast });
     } catch (error) {
+      if (error instanceof Error && 'code' in error && error.code === 'ENOTDIR') {
+        throw new PatchApplyError({ path: requested, message: `cannot create ${requested}: ${error.message}. Nothing was changed.` });
+      }
       throw new PatchApplyError({ path: requested, message: `${where} refused: ${describeFileError(error, requested).message}. Nothing was changed.` });
     }
-    const earlier = touched.get(target.absolute);
-    if (earlier !== undefined && target.absolute !== source?.absolute) {
+    opened.push(target);
+    const earlier = touched.get(target.display);
+    if (earlier !== undefined && target.display !== source?.display) {
       throw new PatchApplyError({
         path: target.display,
         message: `${where} touches ${target.display}, which ${earlier} already touches; put all changes to one file in one '*** Update File' section. Nothing was changed.`,
       });
     }
-    touched.set(target.absolute, `'${describeOperation(operation)}' (patch line ${operation.line})`);
+    touched.set(target.display, `'${describeOperation(operation)}' (patch line ${operation.line})`);
     return target;
   };
-  const readOriginal = async (target: HomePath, linkCheck: string | undefined): Promise<OriginalFile> => {
-    const file = await readOriginalFile({ realHome, target, refuseLinkAt: linkCheck });
+  const readOriginal = async (target: OpenHomePath, linkCheck: string | undefined): Promise<OriginalFile> => {
+    const file = await readOriginalFile({ target, refuseLinkAt: linkCheck });
     bytesRead += file.bytes.length;
     if (bytesRead > PATCH_TOTAL_MAX_BYTES) {
       throw new PatchApplyError({
@@ -97,20 +124,20 @@ export async function planPatch(options: {
 
   for (const operation of operations) {
     signal.throwIfAborted();
-    const target = await resolve(operation, operation.path);
+    const target = await resolve(operation, operation.path, operation.kind === 'update' && operation.moveTo === undefined);
+    const exists = target.stats !== undefined;
     if (operation.kind === 'add') {
-      if (target.exists) {
+      if (exists) {
         throw new PatchApplyError({
           path: target.display,
           message: `cannot add ${target.display} (patch line ${operation.line}): it already exists; use '*** Update File: ${operation.path}' to change it, or delete it first. Nothing was changed.`,
         });
       }
-      await ensureFolderCanHold({ realHome, target });
-      writes.push({ absolute: target.absolute, display: target.display, content: joinNewFile(operation.lines), mode: undefined, original: undefined });
+      writes.push({ target, display: target.display, content: joinNewFile(operation.lines), mode: undefined, original: undefined });
       changes.push({ operation: 'add', path: target.display, added: operation.lines.length, removed: 0 });
       continue;
     }
-    if (!target.exists) {
+    if (!exists) {
       const hint = operation.kind === 'update' ? `; use '*** Add File: ${operation.path}' to create it` : '';
       throw new PatchApplyError({
         path: target.display,
@@ -119,33 +146,32 @@ export async function planPatch(options: {
     }
     if (operation.kind === 'delete') {
       const { bytes, mode } = await readOriginal(target, operation.path);
-      deletes.push({ absolute: target.absolute, display: target.display, original: bytes, mode });
+      deletes.push({ target, display: target.display, original: bytes, mode });
       changes.push({ operation: 'delete', path: target.display, added: 0, removed: countLines(bytes) });
       continue;
     }
 
-    const destination = operation.moveTo === undefined ? undefined : await resolve(operation, operation.moveTo, target);
-    const moving = destination !== undefined && destination.absolute !== target.absolute;
+    const destination = operation.moveTo === undefined ? undefined : await resolve(operation, operation.moveTo, false, target);
+    const moving = destination !== undefined && destination.display !== target.display;
     const { bytes, mode } = await readOriginal(target, moving ? operation.path : undefined);
     const text = decodeUtf8(bytes, target.display);
     const applied = applyHunks({ path: target.display, text, hunks: operation.hunks });
     if (destination !== undefined && moving) {
-      if (destination.exists) {
+      if (destination.stats !== undefined) {
         throw new PatchApplyError({
           path: destination.display,
           message: `cannot move ${target.display} to ${destination.display} (patch line ${operation.line}): ${destination.display} already exists. Nothing was changed.`,
         });
       }
-      await ensureFolderCanHold({ realHome, target: destination });
-      writes.push({ absolute: destination.absolute, display: destination.display, content: applied.text, mode, original: undefined });
-      deletes.push({ absolute: target.absolute, display: target.display, original: bytes, mode });
+      writes.push({ target: destination, display: destination.display, content: applied.text, mode, original: undefined });
+      deletes.push({ target, display: target.display, original: bytes, mode });
       changes.push({ operation: 'move', path: target.display, movedTo: destination.display, added: applied.added, removed: applied.removed });
     } else {
-      if (applied.text !== text) writes.push({ absolute: target.absolute, display: target.display, content: applied.text, mode, original: bytes });
+      if (applied.text !== text) writes.push({ target, display: target.display, content: applied.text, mode, original: bytes });
       changes.push({ operation: 'update', path: target.display, added: applied.added, removed: applied.removed });
     }
   }
-  return { writes, deletes, changes };
+  return { writes, deletes, changes, close: options.close };
 }
 
 function describeOperation(operation: PatchOperation): string {

@@ -1,8 +1,7 @@
 import { constants } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
-import path from 'node:path';
+import { open, type FileHandle } from 'node:fs/promises';
 import { describeFileError } from '../describe-file-error.js';
-import type { HomePath } from '../home-path.js';
+import type { OpenHomePath } from '../home-fs/open-home-path.js';
 import { PatchApplyError } from './patch-apply-error.js';
 
 /** A file larger than this is not read into memory to be patched or kept for a rollback. */
@@ -21,24 +20,16 @@ export interface OriginalFile {
  * The file is checked through the open handle, not by path; `O_NOFOLLOW` refuses a link put
  * in place of the resolved path meanwhile, and `O_NONBLOCK` keeps a FIFO from hanging.
  */
-export async function readOriginalFile(options: {
-  realHome: string;
-  target: HomePath;
-  refuseLinkAt?: string | undefined;
-}): Promise<OriginalFile> {
-  const { realHome, target, refuseLinkAt } = options;
-  const { absolute, display } = target;
+export async function readOriginalFile(options: { target: OpenHomePath; refuseLinkAt?: string | undefined }): Promise<OriginalFile> {
+  const { target, refuseLinkAt } = options;
+  const { display } = target;
   const refuse = (reason: string): PatchApplyError => new PatchApplyError({ path: display, message: `${reason}. Nothing was changed.` });
-  if (refuseLinkAt !== undefined) {
-    // Only the last component is examined: lstat follows the parents, as resolveHomePath did.
-    const stats = await lstat(path.resolve(realHome, refuseLinkAt.trim())).catch(() => undefined);
-    if (stats?.isSymbolicLink() === true) {
-      throw refuse(`${refuseLinkAt} is a symbolic link; apply_patch does not delete or move links (it would act on the file the link points to)`);
-    }
+  if (refuseLinkAt !== undefined && target.stats?.isSymbolicLink() === true) {
+    throw refuse(`${refuseLinkAt} is a symbolic link; apply_patch does not delete or move links (it would act on the file the link points to)`);
   }
   let handle: FileHandle;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await open(target.entry, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     throw refuse(describeFileError(error, display).message);
   }
