@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,6 +41,8 @@ export async function startServiceProcess(options: {
   readonly entry?: string;
 }): Promise<ServiceProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `turn-runtime-${options.instanceId}-`));
+  // Commands run as the sandbox's unprivileged user, who must pass through the data folder.
+  await chmod(dataDir, 0o711);
   const port = await freePort();
   const entry = options.entry ?? 'src/server.ts';
   const child = spawn(process.execPath, [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry], {

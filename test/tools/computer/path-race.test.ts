@@ -144,10 +144,10 @@ describe.runIf(commandSandbox !== undefined)("file tools raced by the agent's ow
     // The home's parent is the test's 0700 folder: the sandbox user must pass through it.
     await chmod(sandbox.root, 0o711);
     const run = createRunCommandTool({ home: sandbox.home, sandbox: commandSandbox, settings: { defaultTimeoutMs: 20_000, maxTimeoutMs: 20_000 } });
-    const loop = 'end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$end" ]; do mv d d.real; ln -s /etc d; rm d; mv d.real d; done; echo swapped';
+    const loop = 'touch started; end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$end" ]; do mv d d.real; ln -s /etc d; rm d; mv d.real d; done; echo swapped';
     const command = runTool(run, { command: loop });
-    // Give the command a moment to start (and take the lock) before the file tools come.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The command runs only once it holds the home's lock: its first file says it does.
+    while (!existsSync(path.join(sandbox.home, 'started'))) await new Promise((resolve) => setTimeout(resolve, 10));
     let commandDone = false;
     void command.then(() => {
       commandDone = true;
