@@ -6,7 +6,9 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
-import { openTurnStore } from './store/open-turn-store.js';
+import { openDurableWork } from './durable/open-durable-work.js';
+import type { DurableWork } from './durable/durable-work.js';
+import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
 import { McpRegistry } from './tools/mcp/mcp-registry.js';
@@ -25,6 +27,8 @@ export interface Runtime {
   readonly app: App;
   readonly service: TurnService;
   readonly store: TurnStore;
+  /** Work that outlives a turn (workflows, and later jobs and schedules): pg-boss or the SQLite runner. */
+  readonly durable: DurableWork;
 }
 
 /**
@@ -41,9 +45,13 @@ export async function createRuntime(options: {
   readonly lookup?: HostLookup;
 }): Promise<Runtime> {
   const { config, logger } = options;
-  const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openTurnStoreOn(database);
+  const clock = options.clock ?? systemClock;
+  let durable: DurableWork | undefined;
   try {
-    const clock = options.clock ?? systemClock;
+    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
+    const durableWork = durable;
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -96,11 +104,13 @@ export async function createRuntime(options: {
     });
     const app = await buildApp({ config, logger, service });
     app.addHook('onClose', async () => {
+      await durableWork.stop();
       await services.mcp.close();
       await store.close();
     });
-    return { app, service, store };
+    return { app, service, store, durable: durableWork };
   } catch (error) {
+    await durable?.stop();
     await store.close();
     throw error;
   }

@@ -82,6 +82,9 @@ export const environmentSchema = z.object({
   MCP_CONFIG_FILE: z.string().optional(),
   TOOL_SEARCH_MODE: z.enum(['emulated', 'native']).default('emulated'),
   SKILLS_DIR: z.string().optional(),
+
+  /** How often (seconds) each replica looks for durable jobs whose lease ran out (PostgreSQL). */
+  DURABLE_SUPERVISE_SECONDS: integer(1, 600).default(10),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -142,6 +145,9 @@ export interface Config {
   readonly mcpConfigFile: string | undefined;
   readonly toolSearchMode: 'emulated' | 'native';
   readonly skillsDir: string | undefined;
+  readonly durable: {
+    readonly superviseSeconds: number;
+  };
 }
 
 /** Raised when the environment is wrong; names each variable and what is wrong with it. */
@@ -230,6 +236,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     mcpConfigFile: env.MCP_CONFIG_FILE,
     toolSearchMode: env.TOOL_SEARCH_MODE,
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
+    durable: {
+      superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
+    },
   };
 }
 

@@ -77,4 +77,29 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  // Durable work on SQLite (on PostgreSQL pg-boss keeps its own tables; this one stays empty there).
+  '2026-12-01-workflows-001-durable-jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('durable_jobs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('queue', 'text', (column) => column.notNull())
+        .addColumn('payload_json', 'text', (column) => column.notNull())
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('singleton_key', 'text')
+        .addColumn('run_at', 'text', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('locked_by', 'text')
+        .addColumn('lease_until', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('finished_at', 'text')
+        .execute();
+      await db.schema.createIndex('durable_jobs_claim').on('durable_jobs').columns(['queue', 'state', 'run_at']).execute();
+      await db.schema.createIndex('durable_jobs_singleton').on('durable_jobs').columns(['queue', 'singleton_key', 'state']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('durable_jobs').ifExists().execute();
+    },
+  },
 };
