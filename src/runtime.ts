@@ -22,6 +22,10 @@ import { createSearchProvider } from './tools/web/search/create-search-provider.
 import type { ToolServices } from './turns/assembly/tool-services.js';
 import { createSharedOpenAIClient } from './turns/create-model-client.js';
 import { TurnService } from './turns/turn-service.js';
+import { viewTables } from './store/view-tables.js';
+import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
+import { WebhookService } from './webhooks/webhook-service.js';
+import type { WebhookTables } from './webhooks/webhook-tables.js';
 
 export interface Runtime {
   readonly app: App;
@@ -29,6 +33,7 @@ export interface Runtime {
   readonly store: TurnStore;
   /** Work that outlives a turn (workflows, and later jobs and schedules): pg-boss or the SQLite runner. */
   readonly durable: DurableWork;
+  readonly webhooks: WebhookService;
 }
 
 /**
@@ -52,6 +57,16 @@ export async function createRuntime(options: {
   try {
     durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
     const durableWork = durable;
+    const webhooks = new WebhookService({
+      durable,
+      db: viewTables<WebhookTables>(database),
+      secret: config.webhooks.secret,
+      allowHosts: config.web.allowHosts,
+      lookup: options.lookup,
+      clock,
+      logger: logger.child({ component: 'webhooks' }),
+    });
+    await webhooks.start();
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -101,6 +116,7 @@ export async function createRuntime(options: {
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
       instanceId: config.instanceId ?? hostname(),
       sharedStore: config.databaseUrl !== undefined,
+      turnWebhooks: createTurnWebhooks({ webhooks }),
     });
     const app = await buildApp({ config, logger, service });
     app.addHook('onClose', async () => {
@@ -108,7 +124,7 @@ export async function createRuntime(options: {
       await services.mcp.close();
       await store.close();
     });
-    return { app, service, store, durable: durableWork };
+    return { app, service, store, durable: durableWork, webhooks };
   } catch (error) {
     await durable?.stop();
     await store.close();

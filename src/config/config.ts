@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import path from 'node:path';
+import { parseWebhookSecret } from '../webhooks/sign-webhook.js';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -85,6 +86,11 @@ export const environmentSchema = z.object({
 
   /** How often (seconds) each replica looks for durable jobs whose lease ran out (PostgreSQL). */
   DURABLE_SUPERVISE_SECONDS: integer(1, 600).default(10),
+  /** Signs completion webhooks, as Standard Webhooks do: `whsec_<base64>` (decoded), or raw bytes. */
+  WEBHOOK_SECRET: z
+    .string()
+    .refine((value) => !value.startsWith('whsec_') || /^[A-Za-z0-9+/]{16,}={0,2}$/.test(value.slice(6)), 'after whsec_ comes the base64 key (at least 12 bytes)')
+    .optional(),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -147,6 +153,10 @@ export interface Config {
   readonly skillsDir: string | undefined;
   readonly durable: {
     readonly superviseSeconds: number;
+  };
+  readonly webhooks: {
+    /** The HMAC key (decoded from `whsec_…`); webhooks are refused without one. */
+    readonly secret: Buffer | undefined;
   };
 }
 
@@ -238,6 +248,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
     durable: {
       superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
+    },
+    webhooks: {
+      secret: env.WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecret(env.WEBHOOK_SECRET),
     },
   };
 }

@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { StoreDatabase } from '../store/open-turn-store.js';
+import { viewTables } from '../store/view-tables.js';
 import type { DurableJobsDatabase } from './durable-jobs-table.js';
 import type { DurableWork } from './durable-work.js';
 import { PgBossDurableWork } from './pg-boss-durable-work.js';
@@ -27,7 +27,5 @@ export async function openDurableWork(options: {
   if (database.dialect === 'postgres' && options.databaseUrl !== undefined) {
     return PgBossDurableWork.open({ connectionString: options.databaseUrl, schema: pgBossSchemaFor(database.schema), superviseSeconds: options.superviseSeconds, logger });
   }
-  // The same connection seen with only the durable table: Kysely's database types are invariant.
-  const db = database.db.withTables<DurableJobsDatabase>() as unknown as Kysely<DurableJobsDatabase>;
-  return SqliteDurableWork.open({ db, clock: options.clock, logger });
+  return SqliteDurableWork.open({ db: viewTables<DurableJobsDatabase>(database), clock: options.clock, logger });
 }

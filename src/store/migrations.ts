@@ -102,4 +102,26 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('durable_jobs').ifExists().execute();
     },
   },
+  '2026-12-01-workflows-002-webhook-attempts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_attempts')
+        .addColumn('webhook_id', 'text', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull())
+        .addColumn('subject_kind', 'text', (column) => column.notNull())
+        .addColumn('subject_id', 'text', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('at', 'text', (column) => column.notNull())
+        .addColumn('outcome', 'text', (column) => column.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('error', 'text')
+        .addPrimaryKeyConstraint('webhook_attempts_pk', ['webhook_id', 'attempt'])
+        .execute();
+      await db.schema.createIndex('webhook_attempts_subject').on('webhook_attempts').columns(['subject_kind', 'subject_id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhook_attempts').ifExists().execute();
+    },
+  },
 };

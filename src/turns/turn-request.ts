@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { webhookRequestSchema } from '../webhooks/webhook-request.js';
 import { turnKindSchema } from './turn-events.js';
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
@@ -93,6 +94,7 @@ export const turnRequestSchema = z
       })
       .optional()
       .describe('Required for `workflow_task` turns, refused otherwise.'),
+    webhook: webhookRequestSchema.optional().describe('POSTed `turn.completed` | `turn.failed` | `turn.cancelled` when the turn ends.'),
   })
   .superRefine((request, context) => {
     if (request.kind === 'workflow_task' && request.task === undefined) {

@@ -7,7 +7,7 @@ import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
-import { ServiceError, turnNotFound } from '../service-error.js';
+import { invalidRequest, ServiceError, turnNotFound } from '../service-error.js';
 import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
@@ -15,6 +15,7 @@ import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
 import { toToolSnapshot } from './provider-tools.js';
 import { readStoredEvents } from './read-stored-events.js';
+import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
 
@@ -31,6 +32,8 @@ export interface TurnServiceOptions {
   readonly instanceId: string;
   /** True when other replicas share the store, so only stale heartbeats mark a turn orphaned. */
   readonly sharedStore: boolean;
+  /** Checks and sends a turn request's `webhook`; without it, a request with one is refused. */
+  readonly turnWebhooks?: TurnWebhooks;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -74,6 +77,11 @@ export class TurnService {
     if (this.#draining) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down' });
     if (this.#runs.size >= config.http.maxConcurrentTurns) {
       throw new ServiceError({ statusCode: 503, code: 'overloaded', message: 'too many turns are running; try again shortly' });
+    }
+    const webhook = request.webhook;
+    if (webhook !== undefined) {
+      if (this.#options.turnWebhooks === undefined) throw invalidRequest([{ path: ['webhook'], message: 'this server sends no webhooks' }]);
+      this.#options.turnWebhooks.check(webhook.url);
     }
     const turnId = this.#options.newTurnId();
     const turnLogger = logger.child({ turnId, agentId: request.agent.id });
@@ -139,8 +147,18 @@ export class TurnService {
       })
       .finally(() => {
         this.#runs.delete(turnId);
+        if (webhook !== undefined) void this.#sendTurnWebhook(turnId, webhook.url);
       });
     return run;
+  }
+
+  async #sendTurnWebhook(turnId: string, url: string): Promise<void> {
+    try {
+      const record = await this.getTurn(turnId);
+      await this.#options.turnWebhooks?.send({ url, record });
+    } catch (error) {
+      this.#options.logger.error({ err: error, turnId }, 'could not store the webhook of a turn');
+    }
   }
 
   async getTurn(turnId: string): Promise<TurnRecord> {
