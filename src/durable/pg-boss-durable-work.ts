@@ -1,10 +1,12 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { pause } from '../concurrency/wait.js';
 import type { JsonObject } from '../json.js';
 import type { DurableHandler, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
 
-/** pg-boss refuses to poll faster than this. */
-const POLLING_INTERVAL_SECONDS = 0.5;
+/** How often an idle poller fetches when no local enqueue woke it. */
+const POLL_MS = 500;
+const STOP_GRACE_MS = 5_000;
 
 /**
  * Durable work on PostgreSQL through pg-boss: every replica's workers fetch from the same
@@ -15,7 +17,9 @@ const POLLING_INTERVAL_SECONDS = 0.5;
 export class PgBossDurableWork implements DurableWork {
   readonly #boss: PgBoss;
   readonly #logger: Logger;
-  readonly #workers = new Map<string, string[]>();
+  readonly #wakers = new Map<string, Set<() => void>>();
+  readonly #loops: Promise<void>[] = [];
+  readonly #stopping = new AbortController();
 
   private constructor(boss: PgBoss, logger: Logger) {
     this.#boss = boss;
@@ -39,7 +43,6 @@ export class PgBossDurableWork implements DurableWork {
       schedule: false,
       supervise: true,
       maintenanceIntervalSeconds: options.superviseSeconds,
-      pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
     });
     boss.on('error', (error: Error) => {
       options.logger.warn({ err: error }, 'pg-boss reported an error');
@@ -74,28 +77,76 @@ export class PgBossDurableWork implements DurableWork {
       ...(options.singletonKey === undefined ? {} : { singletonKey: options.singletonKey }),
     });
     // Local workers take it now instead of at their next poll; other replicas poll.
-    if (id !== null) for (const worker of this.#workers.get(options.queue) ?? []) this.#boss.notifyWorker(worker);
+    if (id !== null) this.#wake(options.queue);
     return id;
   }
 
-  async work(options: { readonly queue: string; readonly concurrency: number; readonly handler: DurableHandler }): Promise<void> {
-    const ids = this.#workers.get(options.queue) ?? [];
-    this.#workers.set(options.queue, ids);
-    for (let index = 0; index < options.concurrency; index += 1) {
-      const id = await this.#boss.work<JsonObject>(
-        options.queue,
-        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
-        async (jobs) => {
-          for (const job of jobs) {
-            await options.handler({ id: job.id, queue: options.queue, payload: job.data, attempt: job.retryCount + 1 });
-          }
-        },
-      );
-      ids.push(id);
+  /**
+   * One poller per queue and process: fetches as many jobs as there are free handler slots
+   * (pg-boss hands each to exactly one fetcher), runs them in the background and completes or
+   * fails each (pg-boss schedules the retry). Woken early by local enqueues.
+   */
+  work(options: { readonly queue: string; readonly concurrency: number; readonly handler: DurableHandler }): Promise<void> {
+    this.#loops.push(this.#loop(options.queue, options.concurrency, options.handler));
+    return Promise.resolve();
+  }
+
+  async #loop(queue: string, concurrency: number, handler: DurableHandler): Promise<void> {
+    const signal = this.#stopping.signal;
+    const running = new Set<Promise<void>>();
+    while (!signal.aborted) {
+      const free = concurrency - running.size;
+      let jobs: PgBoss.JobWithMetadata<JsonObject>[] = [];
+      if (free > 0) {
+        try {
+          jobs = await this.#boss.fetch<JsonObject>(queue, { batchSize: free, includeMetadata: true });
+        } catch (error) {
+          this.#logger.warn({ err: error, queue }, 'could not fetch durable jobs');
+        }
+      }
+      for (const job of jobs) {
+        const run = this.#run(queue, handler, job).finally(() => {
+          running.delete(run);
+          this.#wake(queue);
+        });
+        running.add(run);
+      }
+      if (jobs.length === 0 || running.size >= concurrency) await this.#idle(queue, signal);
+    }
+    await Promise.race([Promise.all(running), pause(STOP_GRACE_MS)]);
+  }
+
+  async #run(queue: string, handler: DurableHandler, job: PgBoss.JobWithMetadata<JsonObject>): Promise<void> {
+    try {
+      await handler({ id: job.id, queue, payload: job.data, attempt: job.retryCount + 1 });
+      await this.#boss.complete(queue, job.id);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.#boss.fail(queue, job.id, { message }).catch((failError: unknown) => {
+        this.#logger.warn({ err: failError, queue, jobId: job.id }, 'could not record a failed durable job');
+      });
     }
   }
 
+  async #idle(queue: string, signal: AbortSignal): Promise<void> {
+    const wakers = this.#wakers.get(queue) ?? new Set<() => void>();
+    this.#wakers.set(queue, wakers);
+    const controller = new AbortController();
+    const wake = () => {
+      controller.abort();
+    };
+    wakers.add(wake);
+    await pause(POLL_MS, AbortSignal.any([controller.signal, signal]));
+    wakers.delete(wake);
+  }
+
+  #wake(queue: string): void {
+    for (const wake of this.#wakers.get(queue) ?? []) wake();
+  }
+
   async stop(): Promise<void> {
+    this.#stopping.abort();
+    await Promise.all(this.#loops);
     try {
       await this.#boss.stop({ graceful: true, wait: true, timeout: 5_000 });
     } catch (error) {

@@ -76,9 +76,7 @@ export class SqliteDurableWork implements DurableWork {
 
   work(options: { readonly queue: string; readonly concurrency: number; readonly handler: DurableHandler }): Promise<void> {
     const queue = this.#queue(options.queue);
-    for (let index = 0; index < options.concurrency; index += 1) {
-      this.#loops.push(this.#loop(queue, options.handler, `${this.#instanceId}:${queue.name}:${index}`));
-    }
+    this.#loops.push(this.#loop(queue, options.handler, options.concurrency, `${this.#instanceId}:${queue.name}`));
     return Promise.resolve();
   }
 
@@ -101,21 +99,32 @@ export class SqliteDurableWork implements DurableWork {
     first?.();
   }
 
-  async #loop(queue: DurableQueueOptions, handler: DurableHandler, worker: string): Promise<void> {
+  /** One poller per queue: claims due jobs while fewer than `concurrency` handlers run, and runs each in the background. */
+  async #loop(queue: DurableQueueOptions, handler: DurableHandler, concurrency: number, worker: string): Promise<void> {
     const signal = this.#stopping.signal;
+    const running = new Set<Promise<void>>();
     while (!signal.aborted) {
       let job: DurableJob | undefined;
-      try {
-        job = await this.#claim(queue, worker);
-      } catch (error) {
-        this.#logger.warn({ err: error, queue: queue.name }, 'could not claim a durable job');
+      // Each claim has its own lock token: after a lease takeover, only the new holder may close the job.
+      const token = `${worker}:${randomUUID()}`;
+      if (running.size < concurrency) {
+        try {
+          job = await this.#claim(queue, token);
+        } catch (error) {
+          this.#logger.warn({ err: error, queue: queue.name }, 'could not claim a durable job');
+        }
       }
       if (job === undefined) {
         await this.#idle(queue.name, signal);
         continue;
       }
-      await this.#run(queue, handler, job, worker);
+      const run = this.#run(queue, handler, job, token).finally(() => {
+        running.delete(run);
+        this.#wake(queue.name);
+      });
+      running.add(run);
     }
+    await Promise.all(running);
   }
 
   async #idle(queue: string, signal: AbortSignal): Promise<void> {
