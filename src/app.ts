@@ -8,11 +8,13 @@ import type { Logger } from 'pino';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
+import { workflowRoutes } from '../routes/workflows.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
 import type { TurnService } from './turns/turn-service.js';
+import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
 /** The app as built: Zod-typed routes. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
@@ -21,6 +23,8 @@ export interface BuildAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly service: TurnService;
+  /** Serves the workflow routes when given. */
+  readonly workflows?: WorkflowEngine;
   readonly version?: string;
 }
 
@@ -87,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
+  if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

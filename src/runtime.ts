@@ -20,7 +20,11 @@ import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
-import { createSharedOpenAIClient } from './turns/create-model-client.js';
+import { createSharedOpenAIClient, hasModelProvider } from './turns/create-model-client.js';
+import { ScriptRunner } from './workflows/script/script-runner.js';
+import { WorkflowEngine } from './workflows/workflow-engine.js';
+import { WorkflowStore } from './workflows/workflow-store.js';
+import type { WorkflowTables } from './workflows/workflow-tables.js';
 import { TurnService } from './turns/turn-service.js';
 import { viewTables } from './store/view-tables.js';
 import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
@@ -34,6 +38,7 @@ export interface Runtime {
   /** Work that outlives a turn (workflows, and later jobs and schedules): pg-boss or the SQLite runner. */
   readonly durable: DurableWork;
   readonly webhooks: WebhookService;
+  readonly workflows: WorkflowEngine;
 }
 
 /**
@@ -67,6 +72,18 @@ export async function createRuntime(options: {
       logger: logger.child({ component: 'webhooks' }),
     });
     await webhooks.start();
+    const instanceId = config.instanceId ?? hostname();
+    const workflows = new WorkflowEngine({
+      store: new WorkflowStore({ db: viewTables<WorkflowTables>(database), now: () => clock.now().toISOString() }),
+      durable,
+      scripts: new ScriptRunner({ workers: config.workflows.scriptWorkers, logger: logger.child({ component: 'workflow-scripts' }) }),
+      webhooks,
+      settings: config.workflows,
+      clock,
+      logger: logger.child({ component: 'workflows' }),
+      instanceId,
+      hasModelProvider: hasModelProvider(config.model),
+    });
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -114,17 +131,19 @@ export async function createRuntime(options: {
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
-      instanceId: config.instanceId ?? hostname(),
+      instanceId,
       sharedStore: config.databaseUrl !== undefined,
       turnWebhooks: createTurnWebhooks({ webhooks }),
     });
-    const app = await buildApp({ config, logger, service });
+    await workflows.start(service);
+    const app = await buildApp({ config, logger, service, workflows });
     app.addHook('onClose', async () => {
+      await workflows.close();
       await durableWork.stop();
       await services.mcp.close();
       await store.close();
     });
-    return { app, service, store, durable: durableWork, webhooks };
+    return { app, service, store, durable: durableWork, webhooks, workflows };
   } catch (error) {
     await durable?.stop();
     await store.close();

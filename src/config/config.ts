@@ -86,6 +86,13 @@ export const environmentSchema = z.object({
 
   /** How often (seconds) each replica looks for durable jobs whose lease ran out (PostgreSQL). */
   DURABLE_SUPERVISE_SECONDS: integer(1, 600).default(10),
+  /** Workflow task calls of one agent running at once, across its runs (the contract's 8 / 64). */
+  WORKFLOW_TASKS_PER_AGENT: integer(1, 64).default(8),
+  WORKFLOW_SCRIPT_CPU_MS: integer(50, 60_000).default(2_000),
+  WORKFLOW_SCRIPT_MEMORY_MB: integer(4, 512).default(32),
+  /** Seconds a workflow task may go without its replica's heartbeat before another one takes it over. */
+  WORKFLOW_TASK_LEASE_SECONDS: integer(2, 3_600).default(60),
+  WORKFLOW_SCRIPT_WORKERS: integer(1, 16).default(2),
   /** Signs completion webhooks, as Standard Webhooks do: `whsec_<base64>` (decoded), or raw bytes. */
   WEBHOOK_SECRET: z
     .string()
@@ -153,6 +160,13 @@ export interface Config {
   readonly skillsDir: string | undefined;
   readonly durable: {
     readonly superviseSeconds: number;
+  };
+  readonly workflows: {
+    readonly runningTasksPerAgent: number;
+    readonly scriptCpuMs: number;
+    readonly scriptMemoryBytes: number;
+    readonly taskLeaseSeconds: number;
+    readonly scriptWorkers: number;
   };
   readonly webhooks: {
     /** The HMAC key (decoded from `whsec_…`); webhooks are refused without one. */
@@ -248,6 +262,13 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
     durable: {
       superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
+    },
+    workflows: {
+      runningTasksPerAgent: env.WORKFLOW_TASKS_PER_AGENT,
+      scriptCpuMs: env.WORKFLOW_SCRIPT_CPU_MS,
+      scriptMemoryBytes: env.WORKFLOW_SCRIPT_MEMORY_MB * 1024 * 1024,
+      taskLeaseSeconds: env.WORKFLOW_TASK_LEASE_SECONDS,
+      scriptWorkers: env.WORKFLOW_SCRIPT_WORKERS,
     },
     webhooks: {
       secret: env.WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecret(env.WEBHOOK_SECRET),
