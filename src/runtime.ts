@@ -103,6 +103,7 @@ export async function createRuntime(options: {
     const services: ToolServices = {
       clock,
       todoStore: store,
+      workflows,
       sandbox,
       commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs },
       webFetch: {

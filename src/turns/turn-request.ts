@@ -77,7 +77,13 @@ export const turnRequestSchema = z
     model: z
       .union([
         z.strictObject({ name: z.string().min(1).max(200).optional() }),
-        z.strictObject({ script: z.array(scriptStepSchema).max(500) }),
+        z.strictObject({
+          script: z.array(scriptStepSchema).max(500),
+          tasks: z
+            .record(z.string().min(1).max(210), z.array(scriptStepSchema).max(500))
+            .optional()
+            .describe('Scripted steps for the task turns of workflows this turn starts, by agent() label (see POST /workflows `model.tasks`).'),
+        }),
       ])
       .default({}),
     limits: z
