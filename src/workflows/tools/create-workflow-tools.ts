@@ -84,8 +84,8 @@ export function createWorkflowTools(options: { readonly engine: WorkflowEngine; 
     describeActivity: () => 'Checking a workflow',
     describeCompletedActivity: (_params, result) => {
       const { title, done, total, status } = result.details ?? {};
-      if (typeof title !== 'string') return 'Checked a workflow';
-      return status === 'running' ? `Workflow “${title}”: ${String(done)} of ${String(total)} tasks done` : `Workflow “${title}” ${String(status)}`;
+      if (typeof title !== 'string' || typeof done !== 'number' || typeof total !== 'number' || typeof status !== 'string') return 'Checked a workflow';
+      return status === 'running' ? `Workflow “${title}”: ${done} of ${total} tasks done` : `Workflow “${title}” ${status}`;
     },
     async execute(params) {
       const record = await ownRun(params.run_id);
@@ -114,7 +114,8 @@ export function createWorkflowTools(options: { readonly engine: WorkflowEngine; 
     describeActivity: () => 'Listing workflows',
     describeCompletedActivity: (_params, result) => {
       const count = result.details?.['count'];
-      return count === 0 ? 'No workflows yet' : `Listed ${String(count)} workflow${count === 1 ? '' : 's'}`;
+      if (typeof count !== 'number') return 'Listed workflows';
+      return count === 0 ? 'No workflows yet' : `Listed ${count} workflow${count === 1 ? '' : 's'}`;
     },
     async execute(params) {
       const runs = await engine.listRuns({ agentId, status: params.status, limit: LIST_LIMIT });
