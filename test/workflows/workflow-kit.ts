@@ -19,7 +19,7 @@ export async function waitForRun(baseUrl: string, id: string, until: (run: any) 
 }
 
 export async function runEvents(baseUrl: string, id: string): Promise<any[]> {
-  const body = await readJson(await fetch(`${baseUrl}/workflows/${id}/events`, { headers: { accept: 'application/json' } }));
+  const body = (await readJson(await fetch(`${baseUrl}/workflows/${id}/events`, { headers: { accept: 'application/json' } }))) as { events: any[] };
   return body.events;
 }
 

@@ -23,7 +23,8 @@ describe.each([
       schemas.push(schema);
       env = { DATABASE_URL: schema.url };
     }
-    const runtime = postgres ? await schemas[0]!.whileSchemasAreStable(() => startTestRuntime({ env })) : await startTestRuntime({ env });
+    const schema = schemas[0];
+    const runtime = postgres && schema !== undefined ? await schema.whileSchemasAreStable(() => startTestRuntime({ env })) : await startTestRuntime({ env });
     runtimes.push(runtime);
     const started = await postWorkflow(runtime.baseUrl, {
       title: 'Fan out',
