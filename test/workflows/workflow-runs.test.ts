@@ -42,7 +42,7 @@ describe.each([
     const events = await runEvents(runtime.baseUrl, run.id);
     expect(events[0].type).toBe('workflow.started');
     expect(events.at(-1)).toMatchObject({ type: 'workflow.completed', result: run.result });
-    expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index + 1));
+    expect(events.map((event) => Number(event.seq))).toEqual(events.map((_event, index) => index + 1));
     const overlap = peakOverlap(events);
     expect(overlap).toBeGreaterThan(1);
     expect(overlap).toBeLessThanOrEqual(3);
