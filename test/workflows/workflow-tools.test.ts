@@ -56,10 +56,10 @@ describe('the workflow tools and webhooks', () => {
       const response = await fetch(`${runtime.baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(turnBody) });
       turns.push(await readJson(response));
     }
-    const outputs = turns.map((turn) => turn.events.find((event: any) => event.type === 'tool.completed'));
+    const outputs = turns.map((turn) => turn.events.find((event: any): boolean => event.type === 'tool.completed'));
     expect(outputs[0].label).toBe('Started workflow “Compare vendors”');
-    expect(turns[0].events.find((event: any) => event.type === 'tool.started').label).toBe('Starting workflow “Compare vendors”');
-    const [first, second] = outputs.map((output) => JSON.parse(output.output));
+    expect(turns[0].events.find((event: any): boolean => event.type === 'tool.started').label).toBe('Starting workflow “Compare vendors”');
+    const [first, second] = outputs.map((output): any => JSON.parse(output.output));
     expect(first.status).toBe('running');
     expect(second.run_id).toBe(first.run_id);
     const listed = await readJson(await fetch(`${runtime.baseUrl}/workflows?agentId=planner`));
@@ -72,10 +72,10 @@ describe('the workflow tools and webhooks', () => {
       const tools = await readJson(await fetch(`${runtime.baseUrl}/turns/${started.turnId}/tools`));
       expect(tools.kind).toBe('workflow_task');
       // The fixed task catalog: the server's web tools and submit_result, never the main turn's.
-      expect(tools.tools.map((tool: any) => tool.name)).toEqual(['web_fetch', 'submit_result']);
+      expect(tools.tools.map((tool: any): string => tool.name)).toEqual(['web_fetch', 'submit_result']);
     }
     const mainTools = await readJson(await fetch(`${runtime.baseUrl}/turns/${turns[0].id}/tools`));
-    expect(mainTools.tools.map((tool: any) => tool.name)).toEqual(['todo', 'workflow', 'show_workflow', 'list_workflows', 'cancel_workflow']);
+    expect(mainTools.tools.map((tool: any): string => tool.name)).toEqual(['todo', 'workflow', 'show_workflow', 'list_workflows', 'cancel_workflow']);
 
     // The run inherits its turn's webhook: one workflow.completed, signed, shown in the run's events.
     const verifier = new Webhook(SECRET);
@@ -84,7 +84,7 @@ describe('the workflow tools and webhooks', () => {
       if (latest.some((event) => event.type === 'webhook.attempted')) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const bodies = received.map((delivery) =>
+    const bodies = received.map((delivery): unknown =>
       verifier.verify(delivery.body, { 'webhook-id': String(delivery.headers['webhook-id']), 'webhook-timestamp': String(delivery.headers['webhook-timestamp']), 'webhook-signature': String(delivery.headers['webhook-signature']) }),
     );
     expect(bodies).toContainEqual({ type: 'workflow.completed', id: run.id, agentId: 'planner', status: 'completed' });
