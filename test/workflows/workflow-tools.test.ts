@@ -56,7 +56,7 @@ describe('the workflow tools and webhooks', () => {
       const response = await fetch(`${runtime.baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(turnBody) });
       turns.push(await readJson(response));
     }
-    const outputs = turns.map((turn) => turn.events.find((event: any): boolean => event.type === 'tool.completed'));
+    const outputs = turns.map((turn): any => turn.events.find((event: any): boolean => event.type === 'tool.completed'));
     expect(outputs[0].label).toBe('Started workflow “Compare vendors”');
     expect(turns[0].events.find((event: any): boolean => event.type === 'tool.started').label).toBe('Starting workflow “Compare vendors”');
     const [first, second] = outputs.map((output): any => JSON.parse(output.output));
@@ -72,10 +72,10 @@ describe('the workflow tools and webhooks', () => {
       const tools = await readJson(await fetch(`${runtime.baseUrl}/turns/${started.turnId}/tools`));
       expect(tools.kind).toBe('workflow_task');
       // The fixed task catalog: the server's web tools and submit_result, never the main turn's.
-      expect(tools.tools.map((tool: any): string => tool.name)).toEqual(['web_fetch', 'submit_result']);
+      expect(tools.tools.map((tool: { name: string }) => tool.name)).toEqual(['web_fetch', 'submit_result']);
     }
     const mainTools = await readJson(await fetch(`${runtime.baseUrl}/turns/${turns[0].id}/tools`));
-    expect(mainTools.tools.map((tool: any): string => tool.name)).toEqual(['todo', 'workflow', 'show_workflow', 'list_workflows', 'cancel_workflow']);
+    expect(mainTools.tools.map((tool: { name: string }) => tool.name)).toEqual(['todo', 'workflow', 'show_workflow', 'list_workflows', 'cancel_workflow']);
 
     // The run inherits its turn's webhook: one workflow.completed, signed, shown in the run's events.
     const verifier = new Webhook(SECRET);
