@@ -93,6 +93,8 @@ export const environmentSchema = z.object({
   /** Seconds a workflow task may go without its replica's heartbeat before another one takes it over. */
   WORKFLOW_TASK_LEASE_SECONDS: integer(2, 3_600).default(60),
   WORKFLOW_SCRIPT_WORKERS: integer(1, 16).default(2),
+  /** Workflow task turns this replica runs at once (its share of the durable task queue). */
+  WORKFLOW_TASK_SLOTS: integer(1, 256).default(16),
   /** Signs completion webhooks, as Standard Webhooks do: `whsec_<base64>` (decoded), or raw bytes. */
   WEBHOOK_SECRET: z
     .string()
@@ -167,6 +169,7 @@ export interface Config {
     readonly scriptMemoryBytes: number;
     readonly taskLeaseSeconds: number;
     readonly scriptWorkers: number;
+    readonly taskSlots: number;
   };
   readonly webhooks: {
     /** The HMAC key (decoded from `whsec_…`); webhooks are refused without one. */
@@ -269,6 +272,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       scriptMemoryBytes: env.WORKFLOW_SCRIPT_MEMORY_MB * 1024 * 1024,
       taskLeaseSeconds: env.WORKFLOW_TASK_LEASE_SECONDS,
       scriptWorkers: env.WORKFLOW_SCRIPT_WORKERS,
+      taskSlots: env.WORKFLOW_TASK_SLOTS,
     },
     webhooks: {
       secret: env.WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecret(env.WEBHOOK_SECRET),

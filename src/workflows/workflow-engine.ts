@@ -81,7 +81,7 @@ export class WorkflowEngine {
     await durable.defineQueue({ name: ADVANCE_QUEUE, policy: 'stately', leaseSeconds: 60, retryLimit: 50, retryDelaySeconds: 1, backoff: true });
     await durable.defineQueue({ name: TASK_QUEUE, policy: 'standard', leaseSeconds: settings.taskLeaseSeconds, retryLimit: 100_000, retryDelaySeconds: 2, backoff: false });
     await durable.work({ queue: ADVANCE_QUEUE, concurrency: 4, handler: (job) => advanceRun(this.#context, job.payload['runId'] as string) });
-    await durable.work({ queue: TASK_QUEUE, concurrency: WORKFLOW_LIMITS.maxRunningTasksPerAgent, handler: (job) => runTask(this.#context, job) });
+    await durable.work({ queue: TASK_QUEUE, concurrency: settings.taskSlots, handler: (job) => runTask(this.#context, job) });
     this.#timer = setInterval(() => {
       this.#watchRunningTasks().catch((error: unknown) => {
         this.#context.logger.warn({ err: error }, 'could not check running workflow tasks');

@@ -22,4 +22,6 @@ export interface WorkflowSettings {
   readonly scriptMemoryBytes: number;
   /** How long a task may go without its worker's heartbeat before another replica takes it over. */
   readonly taskLeaseSeconds: number;
+  /** Task turns this replica runs at once. */
+  readonly taskSlots: number;
 }
