@@ -1,6 +1,8 @@
 /** `npm run bench`: every benchmark, one after the other, each printing its own figures. */
 import { runToolSearchBench } from './tool-search-bench.js';
 import { runTurnBench } from './turn-bench.js';
+import { runWorkflowBench } from './workflow-bench.js';
 
 await runTurnBench();
 await runToolSearchBench();
+await runWorkflowBench();
