@@ -2,7 +2,9 @@
 import { runBrainRecallBench } from './brain-recall-bench.js';
 import { runToolSearchBench } from './tool-search-bench.js';
 import { runTurnBench } from './turn-bench.js';
+import { runWorkflowBench } from './workflow-bench.js';
 
 await runTurnBench();
 await runToolSearchBench();
 await runBrainRecallBench();
+await runWorkflowBench();

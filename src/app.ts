@@ -12,11 +12,13 @@ import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
 import type { BrainStore } from './brain/brain-store.js';
 import type { Clock } from './clock.js';
+import { workflowRoutes } from '../routes/workflows.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
 import type { TurnService } from './turns/turn-service.js';
+import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
 /** The app as built: Zod-typed routes. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
@@ -28,6 +30,8 @@ export interface BuildAppOptions {
   /** Each agent's Brain pages, for the `/agents/:agentId/brain` routes. */
   readonly brain: BrainStore;
   readonly clock: Clock;
+  /** Serves the workflow routes when given. */
+  readonly workflows?: WorkflowEngine;
   readonly version?: string;
 }
 
@@ -98,6 +102,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(approvalRoutes, { approvals: service.approvals });
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
+  if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

@@ -8,7 +8,9 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
-import { openTurnStore } from './store/open-turn-store.js';
+import { openDurableWork } from './durable/open-durable-work.js';
+import type { DurableWork } from './durable/durable-work.js';
+import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
 import { McpRegistry } from './tools/mcp/mcp-registry.js';
@@ -20,15 +22,27 @@ import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
-import { createSharedOpenAIClient } from './turns/create-model-client.js';
+import { createSharedOpenAIClient, hasModelProvider } from './turns/create-model-client.js';
+import { ScriptRunner } from './workflows/script/script-runner.js';
+import { WorkflowEngine } from './workflows/workflow-engine.js';
+import { WorkflowStore } from './workflows/workflow-store.js';
+import type { WorkflowTables } from './workflows/workflow-tables.js';
 import { openTurnSignals } from './turns/coordination/open-turn-signals.js';
 import type { TurnSignals } from './turns/coordination/turn-signals.js';
 import { TurnService } from './turns/turn-service.js';
+import { viewTables } from './store/view-tables.js';
+import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
+import { WebhookService } from './webhooks/webhook-service.js';
+import type { WebhookTables } from './webhooks/webhook-tables.js';
 
 export interface Runtime {
   readonly app: App;
   readonly service: TurnService;
   readonly store: TurnStore;
+  /** Work that outlives a turn (workflows, background jobs, schedules, webhooks): pg-boss or the SQLite runner. */
+  readonly durable: DurableWork;
+  readonly webhooks: WebhookService;
+  readonly workflows: WorkflowEngine;
 }
 
 /**
@@ -45,11 +59,37 @@ export async function createRuntime(options: {
   readonly lookup?: HostLookup;
 }): Promise<Runtime> {
   const { config, logger } = options;
-  const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openTurnStoreOn(database);
+  const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
+  let durable: DurableWork | undefined;
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
-    const clock = options.clock ?? systemClock;
+    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
+    const durableWork = durable;
+    const webhooks = new WebhookService({
+      durable,
+      db: viewTables<WebhookTables>(database),
+      secret: config.webhooks.secret,
+      allowHosts: config.web.allowHosts,
+      lookup: options.lookup,
+      clock,
+      logger: logger.child({ component: 'webhooks' }),
+    });
+    await webhooks.start();
+    const instanceId = config.instanceId ?? hostname();
+    const workflows = new WorkflowEngine({
+      store: new WorkflowStore({ db: viewTables<WorkflowTables>(database), now: () => clock.now().toISOString() }),
+      durable,
+      scripts: new ScriptRunner({ workers: config.workflows.scriptWorkers, logger: logger.child({ component: 'workflow-scripts' }) }),
+      webhooks,
+      settings: config.workflows,
+      clock,
+      logger: logger.child({ component: 'workflows' }),
+      instanceId,
+      hasModelProvider: hasModelProvider(config.model),
+    });
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -78,6 +118,7 @@ export async function createRuntime(options: {
       clock,
       todoStore: store,
       brain: store.brain,
+      workflows,
       sandbox,
       commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs, homeMaxBytes: config.sandbox.homeMaxBytes },
       webFetch: {
@@ -106,18 +147,23 @@ export async function createRuntime(options: {
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
-      instanceId: config.instanceId ?? hostname(),
+      instanceId,
       sharedStore: config.databaseUrl !== undefined,
       signals,
+      turnWebhooks: createTurnWebhooks({ webhooks }),
     });
-    const app = await buildApp({ config, logger, service, brain: store.brain, clock });
+    await workflows.start(service);
+    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows });
     app.addHook('onClose', async () => {
+      await workflows.close();
+      await durableWork.stop();
       await services.mcp.close();
       await signals?.close();
       await store.close();
     });
-    return { app, service, store };
+    return { app, service, store, durable: durableWork, webhooks, workflows };
   } catch (error) {
+    await durable?.stop();
     await signals?.close();
     await store.close();
     throw error;

@@ -30,7 +30,7 @@ export async function resumeParkedTurn(options: {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly approvals: ApprovalService;
-}): Promise<{ readonly run: TurnRun; readonly driving: Promise<void> }> {
+}): Promise<{ readonly run: TurnRun; readonly driving: Promise<void>; readonly webhookUrl?: string }> {
   const { turnId, config, store, clock } = options;
   const record = await store.getTurn(turnId);
   if (record === undefined) throw new Error(`turn "${turnId}" is gone`);
@@ -85,7 +85,7 @@ export async function resumeParkedTurn(options: {
         settle: (settle) => settleParkedBatch({ batch: continuation.batch, decisions, ...settle }),
       },
     });
-    return { run, driving };
+    return { run, driving, ...(request.webhook === undefined ? {} : { webhookUrl: request.webhook.url }) };
   } catch (error) {
     logger.error({ err: error }, 'a parked turn could not be planned again');
     const reason = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import path from 'node:path';
+import { parseWebhookSecret } from '../webhooks/sign-webhook.js';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -93,6 +94,23 @@ export const environmentSchema = z.object({
   SKILLS_DIR: z.string().optional(),
   /** How long a tool call waits for a person's decision before the wait ends as a denial. */
   APPROVAL_TIMEOUT_MS: integer(100, 30 * 86_400_000).default(86_400_000),
+
+  /** How often (seconds) each replica looks for durable jobs whose lease ran out (PostgreSQL). */
+  DURABLE_SUPERVISE_SECONDS: integer(1, 600).default(10),
+  /** Workflow task calls of one agent running at once, across its runs (the contract's 8 / 64). */
+  WORKFLOW_TASKS_PER_AGENT: integer(1, 64).default(8),
+  WORKFLOW_SCRIPT_CPU_MS: integer(50, 60_000).default(2_000),
+  WORKFLOW_SCRIPT_MEMORY_MB: integer(4, 512).default(32),
+  /** Seconds a workflow task may go without its replica's heartbeat before another one takes it over. */
+  WORKFLOW_TASK_LEASE_SECONDS: integer(2, 3_600).default(60),
+  WORKFLOW_SCRIPT_WORKERS: integer(1, 16).default(2),
+  /** Workflow task turns this replica runs at once (its share of the durable task queue). */
+  WORKFLOW_TASK_SLOTS: integer(1, 256).default(16),
+  /** Signs completion webhooks, as Standard Webhooks do: `whsec_<base64>` (decoded), or raw bytes. */
+  WEBHOOK_SECRET: z
+    .string()
+    .refine((value) => !value.startsWith('whsec_') || /^[A-Za-z0-9+/]{16,}={0,2}$/.test(value.slice(6)), 'after whsec_ comes the base64 key (at least 12 bytes)')
+    .optional(),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -159,6 +177,21 @@ export interface Config {
   readonly toolSearchMode: 'emulated' | 'native';
   readonly skillsDir: string | undefined;
   readonly approvals: { readonly timeoutMs: number };
+  readonly durable: {
+    readonly superviseSeconds: number;
+  };
+  readonly workflows: {
+    readonly runningTasksPerAgent: number;
+    readonly scriptCpuMs: number;
+    readonly scriptMemoryBytes: number;
+    readonly taskLeaseSeconds: number;
+    readonly scriptWorkers: number;
+    readonly taskSlots: number;
+  };
+  readonly webhooks: {
+    /** The HMAC key (decoded from `whsec_…`); webhooks are refused without one. */
+    readonly secret: Buffer | undefined;
+  };
 }
 
 /** Raised when the environment is wrong; names each variable and what is wrong with it. */
@@ -253,6 +286,20 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     toolSearchMode: env.TOOL_SEARCH_MODE,
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
     approvals: { timeoutMs: env.APPROVAL_TIMEOUT_MS },
+    durable: {
+      superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
+    },
+    workflows: {
+      runningTasksPerAgent: env.WORKFLOW_TASKS_PER_AGENT,
+      scriptCpuMs: env.WORKFLOW_SCRIPT_CPU_MS,
+      scriptMemoryBytes: env.WORKFLOW_SCRIPT_MEMORY_MB * 1024 * 1024,
+      taskLeaseSeconds: env.WORKFLOW_TASK_LEASE_SECONDS,
+      scriptWorkers: env.WORKFLOW_SCRIPT_WORKERS,
+      taskSlots: env.WORKFLOW_TASK_SLOTS,
+    },
+    webhooks: {
+      secret: env.WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecret(env.WEBHOOK_SECRET),
+    },
   };
 }
 

@@ -39,7 +39,8 @@ export class EventStreamWriter {
     return this.#ended;
   }
 
-  write(event: StoredEvent): void {
+  /** A stored event: a turn's, or another stream's with the same shape (a workflow run's). */
+  write(event: Pick<StoredEvent, 'seq' | 'json'> & { readonly type: string }): void {
     if (this.#format === 'sse') this.#write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`);
     else this.#write(`${event.json}\n`);
   }

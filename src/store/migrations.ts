@@ -118,4 +118,119 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('turn_approvals').ifExists().execute();
     },
   },
+  // Durable work on SQLite (on PostgreSQL pg-boss keeps its own tables; this one stays empty there).
+  '2026-12-01-workflows-001-durable-jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('durable_jobs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('queue', 'text', (column) => column.notNull())
+        .addColumn('payload_json', 'text', (column) => column.notNull())
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('singleton_key', 'text')
+        .addColumn('run_at', 'text', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('locked_by', 'text')
+        .addColumn('lease_until', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('finished_at', 'text')
+        .execute();
+      await db.schema.createIndex('durable_jobs_claim').on('durable_jobs').columns(['queue', 'state', 'run_at']).execute();
+      await db.schema.createIndex('durable_jobs_singleton').on('durable_jobs').columns(['queue', 'singleton_key', 'state']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('durable_jobs').ifExists().execute();
+    },
+  },
+  '2026-12-01-workflows-002-webhook-attempts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_attempts')
+        .addColumn('webhook_id', 'text', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull())
+        .addColumn('subject_kind', 'text', (column) => column.notNull())
+        .addColumn('subject_id', 'text', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('at', 'text', (column) => column.notNull())
+        .addColumn('outcome', 'text', (column) => column.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('error', 'text')
+        .addPrimaryKeyConstraint('webhook_attempts_pk', ['webhook_id', 'attempt'])
+        .execute();
+      await db.schema.createIndex('webhook_attempts_subject').on('webhook_attempts').columns(['subject_kind', 'subject_id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhook_attempts').ifExists().execute();
+    },
+  },
+  '2026-12-01-workflows-003-workflows': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('workflow_runs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('agent_id', 'text', (column) => column.notNull())
+        .addColumn('title', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('script', 'text', (column) => column.notNull())
+        .addColumn('args_json', 'text', (column) => column.notNull())
+        .addColumn('agent_json', 'text', (column) => column.notNull())
+        .addColumn('model_json', 'text', (column) => column.notNull())
+        .addColumn('concurrency', 'integer', (column) => column.notNull())
+        .addColumn('max_agent_calls', 'integer', (column) => column.notNull())
+        .addColumn('webhook_url', 'text')
+        .addColumn('source_turn_id', 'text')
+        .addColumn('source_call_id', 'text')
+        .addColumn('seed', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('finished_at', 'text')
+        .addColumn('result_json', 'text')
+        .addColumn('error_json', 'text')
+        .addColumn('cancel_requested', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('round', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('version', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('event_seq', 'integer', (column) => column.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('workflow_runs_agent_created').on('workflow_runs').columns(['agent_id', 'created_at']).execute();
+      // A retried turn with the same tool call id gets the same run.
+      await db.schema.createIndex('workflow_runs_source_call').on('workflow_runs').columns(['agent_id', 'source_call_id']).unique().execute();
+
+      await db.schema
+        .createTable('workflow_tasks')
+        .addColumn('run_id', 'text', (column) => column.notNull().references('workflow_runs.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('agent_id', 'text', (column) => column.notNull())
+        .addColumn('prompt', 'text', (column) => column.notNull())
+        .addColumn('label', 'text')
+        .addColumn('schema_json', 'text')
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('value_json', 'text')
+        .addColumn('error', 'text')
+        .addColumn('round', 'integer')
+        .addColumn('turn_ids_json', 'text', (column) => column.notNull().defaultTo('[]'))
+        .addColumn('owner', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('claims', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('heartbeat_at', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('finished_at', 'text')
+        .addPrimaryKeyConstraint('workflow_tasks_pk', ['run_id', 'seq'])
+        .execute();
+      await db.schema.createIndex('workflow_tasks_agent_state').on('workflow_tasks').columns(['agent_id', 'state']).execute();
+
+      await db.schema
+        .createTable('workflow_events')
+        .addColumn('run_id', 'text', (column) => column.notNull().references('workflow_runs.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('body', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('workflow_events_pk', ['run_id', 'seq'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['workflow_events', 'workflow_tasks', 'workflow_runs']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  },
 };

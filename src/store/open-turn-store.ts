@@ -8,25 +8,31 @@ import { KyselyTurnStore } from './kysely-turn-store.js';
 import { withStatementCache } from './statement-cache.js';
 import type { TurnStore } from './turn-store.js';
 
+/** The store's database connection, shared by the turn store and what else keeps tables there. */
+export interface StoreDatabase {
+  readonly db: Kysely<Database>;
+  readonly dialect: 'sqlite' | 'postgres';
+  /** PostgreSQL: the schema `search_path` puts the tables in. */
+  readonly schema: string | undefined;
+}
+
 /**
- * Opens the turn store: PostgreSQL when a `postgres://` URL is configured (replicas share it),
- * otherwise a SQLite file under the data folder (one process owns it).
+ * Opens the store's database: PostgreSQL when a `postgres://` URL is configured (replicas
+ * share it), otherwise a SQLite file under the data folder (one process owns it).
  */
-export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<TurnStore> {
+export async function openStoreDatabase(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<StoreDatabase> {
   if (options.databaseUrl !== undefined) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     // The schema `search_path` puts the tables in ('public' by default): Kysely's migration
     // bookkeeping must live there too, not in whichever schema already has a table of that name.
-    let schema: string | null;
     try {
       const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-      schema = rows[0]?.schema ?? null;
+      return { db, dialect: 'postgres', schema: rows[0]?.schema ?? undefined };
     } catch (error) {
       await db.destroy();
       throw error;
     }
-    return KyselyTurnStore.open(db, schema === null ? {} : { migrationTableSchema: schema });
   }
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path.join(options.dataDir, 'turns.sqlite'));
@@ -34,5 +40,15 @@ export async function openTurnStore(options: { readonly databaseUrl: string | un
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return KyselyTurnStore.open(new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }));
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), dialect: 'sqlite', schema: undefined };
+}
+
+/** Opens the turn store over an opened database (migrating it); closing the store closes the database. */
+export async function openTurnStoreOn(database: StoreDatabase): Promise<TurnStore> {
+  return KyselyTurnStore.open(database.db, database.schema === undefined ? {} : { migrationTableSchema: database.schema });
+}
+
+/** Opens the turn store: its database and its migrations. */
+export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<TurnStore> {
+  return openTurnStoreOn(await openStoreDatabase(options));
 }

@@ -63,7 +63,14 @@ export async function planTurn(options: {
     });
     return { model, input, ...prepared, task };
   }
-  const assembled = await assembleTextTurnTools({ agent: request.agent, home, services, signal: AbortSignal.timeout(ASSEMBLY_TIMEOUT_MS), logger });
+  const assembled = await assembleTextTurnTools({
+    agent: request.agent,
+    home,
+    services,
+    turn: { id: options.turnId, agent: request.agent, model: request.model, webhook: request.webhook },
+    signal: AbortSignal.timeout(ASSEMBLY_TIMEOUT_MS),
+    logger,
+  });
   return {
     model,
     input,

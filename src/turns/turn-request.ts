@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { approvalPolicySchema } from '../approvals/approval-policy.js';
+import { webhookRequestSchema } from '../webhooks/webhook-request.js';
 import { turnKindSchema } from './turn-events.js';
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
@@ -81,7 +82,13 @@ export const turnRequestSchema = z
     model: z
       .union([
         z.strictObject({ name: z.string().min(1).max(200).optional() }),
-        z.strictObject({ script: z.array(scriptStepSchema).max(500) }),
+        z.strictObject({
+          script: z.array(scriptStepSchema).max(500),
+          tasks: z
+            .record(z.string().min(1).max(210), z.array(scriptStepSchema).max(500))
+            .optional()
+            .describe('Scripted steps for the task turns of workflows this turn starts, by agent() label (see POST /workflows `model.tasks`).'),
+        }),
       ])
       .default({}),
     limits: z
@@ -103,6 +110,7 @@ export const turnRequestSchema = z
       })
       .optional()
       .describe('Required for `workflow_task` turns, refused otherwise.'),
+    webhook: webhookRequestSchema.optional().describe('POSTed `turn.completed` | `turn.failed` | `turn.cancelled` when the turn ends.'),
   })
   .superRefine((request, context) => {
     if (request.kind === 'workflow_task' && request.task === undefined) {

@@ -9,7 +9,7 @@ import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
-import { ServiceError, turnNotFound } from '../service-error.js';
+import { invalidRequest, ServiceError, turnNotFound } from '../service-error.js';
 import type { AdmissionRequest } from '../store/coordination-store.js';
 import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
@@ -18,6 +18,7 @@ import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
 import { toToolSnapshot } from './provider-tools.js';
 import { readStoredEvents } from './read-stored-events.js';
+import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
@@ -45,6 +46,8 @@ export interface TurnServiceOptions {
   readonly sharedStore: boolean;
   /** Wake-ups between the processes sharing the store (LISTEN/NOTIFY on PostgreSQL). */
   readonly signals: TurnSignals;
+  /** Checks and sends a turn request's `webhook`; without it, a request with one is refused. */
+  readonly turnWebhooks?: TurnWebhooks;
 }
 
 /** Options of one start; everything else is in the request. */
@@ -154,6 +157,11 @@ export class TurnService {
     if (this.#runs.size >= config.http.maxConcurrentTurns) {
       throw new ServiceError({ statusCode: 503, code: 'overloaded', message: 'too many turns are running; try again shortly' });
     }
+    const webhook = request.webhook;
+    if (webhook !== undefined) {
+      if (this.#options.turnWebhooks === undefined) throw invalidRequest([{ path: ['webhook'], message: 'this server sends no webhooks' }]);
+      this.#options.turnWebhooks.check(webhook.url);
+    }
     const turnId = this.#options.newTurnId();
     const turnLogger = logger.child({ turnId, agentId: request.agent.id });
     const home = path.join(config.dataDir, 'agents', request.agent.id, 'home');
@@ -254,8 +262,20 @@ export class TurnService {
     }).finally(() => {
       // A parked turn may already be running again here, as a new run.
       if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
+      if (webhook !== undefined) void this.#sendTurnWebhook(turnId, webhook.url);
     });
     return { kind: 'started', run };
+  }
+
+  async #sendTurnWebhook(turnId: string, url: string): Promise<void> {
+    try {
+      const record = await this.getTurn(turnId);
+      // A parked turn has not ended: its webhook waits for the end of the resumed run.
+      if (record.status === 'requires_action') return;
+      await this.#options.turnWebhooks?.send({ url, record });
+    } catch (error) {
+      this.#options.logger.error({ err: error, turnId }, 'could not store the webhook of a turn');
+    }
   }
 
   async getTurn(turnId: string): Promise<TurnRecord> {
@@ -374,7 +394,7 @@ export class TurnService {
 
   /** Goes on with a parked turn this process claimed by recording its last decision. */
   async #resumeParked(turnId: string): Promise<void> {
-    const { run, driving } = await resumeParkedTurn({
+    const { run, driving, webhookUrl } = await resumeParkedTurn({
       turnId,
       config: this.#options.config,
       store: this.#options.store,
@@ -391,6 +411,7 @@ export class TurnService {
       })
       .finally(() => {
         if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
+        if (webhookUrl !== undefined) void this.#sendTurnWebhook(turnId, webhookUrl);
       });
   }
 }

@@ -47,6 +47,8 @@ export async function createPostgresSchema(): Promise<PostgresSchema> {
       withClient(async (client) => {
         await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
         await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+        // Durable work (pg-boss) keeps its tables in a schema beside the store's.
+        await client.query(`DROP SCHEMA IF EXISTS "${name}_pgboss" CASCADE`);
       }),
   };
 }

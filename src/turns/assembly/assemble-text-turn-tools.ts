@@ -9,6 +9,7 @@ import { createUseSkillTool } from '../../tools/skills/create-use-skill-tool.js'
 import { resolveRequestedSkills } from '../../tools/skills/resolve-requested-skills.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
 import type { TurnRequest } from '../turn-request.js';
+import { createWorkflowTools, type WorkflowToolTurn } from '../../workflows/tools/create-workflow-tools.js';
 import type { ToolServices, UnavailableSource } from './tool-services.js';
 import { createWebTools } from './create-web-tools.js';
 
@@ -21,7 +22,6 @@ export interface AssembledTools {
 const UNSERVED_SOURCES = [
   ['schedule', 'this server has no schedule backend'],
   ['backgroundJobs', 'this server has no background job backend'],
-  ['workflows', 'this server has no workflow backend'],
 ] as const;
 
 /**
@@ -32,6 +32,8 @@ export async function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
   readonly home: string;
   readonly services: ToolServices;
+  /** The turn itself, for tools that start work on its behalf (workflows). */
+  readonly turn?: WorkflowToolTurn;
   /** Bounds the time sources (MCP servers) may take to answer. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
@@ -69,6 +71,10 @@ export async function assembleTextTurnTools(options: {
     tools.push(createUseSkillTool({ skills, home, computer }));
   }
   if (sources.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: services.brain, clock: services.clock, readOnly: false }));
+  if (sources.workflows === true) {
+    if (services.workflows === undefined || options.turn === undefined) unavailable.push({ source: 'workflows', reason: 'this server has no workflow backend' });
+    else tools.push(...createWorkflowTools({ engine: services.workflows, turn: options.turn }));
+  }
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });
   }

@@ -9,6 +9,7 @@ import type { WebFetchCache } from '../../tools/web/fetch/web-fetch-cache.js';
 import type { WebFetchSettings } from '../../tools/web/fetch/web-fetch-settings.js';
 import type { SearchProvider } from '../../tools/web/search/search-provider.js';
 import type { HostLookup } from '../../net/guarded-lookup.js';
+import type { WorkflowEngine } from '../../workflows/workflow-engine.js';
 
 /**
  * What tool creators need that outlives a turn: stores, the sandbox, providers, caches. Built
@@ -33,6 +34,8 @@ export interface ToolServices {
   readonly searchProvider: SearchProvider | undefined;
   /** The configured MCP servers (possibly none); agents opt into them by name. */
   readonly mcp: McpRegistry;
+  /** Workflow runs, for the main turn's workflow tools; absent, `workflows` contributes nothing. */
+  readonly workflows?: WorkflowEngine;
   readonly skills: {
     /** The skills of SKILLS_DIR (possibly none), loaded at start-up; agents enable them by name. */
     readonly catalog: SkillCatalog;

@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { StoreDatabase } from '../store/open-turn-store.js';
+import { viewTables } from '../store/view-tables.js';
+import type { DurableJobsDatabase } from './durable-jobs-table.js';
+import type { DurableWork } from './durable-work.js';
+import { PgBossDurableWork } from './pg-boss-durable-work.js';
+import { SqliteDurableWork } from './sqlite-durable-work.js';
+
+/** pg-boss's schema beside the store's: `pgboss` next to `public`, `<schema>_pgboss` next to any other. */
+export function pgBossSchemaFor(storeSchema: string | undefined): string {
+  return storeSchema === undefined || storeSchema === 'public' ? 'pgboss' : `${storeSchema}_pgboss`;
+}
+
+/**
+ * Durable work for the store the service runs on: pg-boss when it is PostgreSQL (in its own
+ * schema beside the store's), the in-process runner over the SQLite file otherwise.
+ */
+export async function openDurableWork(options: {
+  readonly database: StoreDatabase;
+  readonly databaseUrl: string | undefined;
+  readonly superviseSeconds: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}): Promise<DurableWork> {
+  const { database, logger } = options;
+  if (database.dialect === 'postgres' && options.databaseUrl !== undefined) {
+    return PgBossDurableWork.open({ connectionString: options.databaseUrl, schema: pgBossSchemaFor(database.schema), superviseSeconds: options.superviseSeconds, logger });
+  }
+  return SqliteDurableWork.open({ db: viewTables<DurableJobsDatabase>(database), clock: options.clock, logger });
+}

@@ -1,0 +1,15 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * The Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`
+ * with the secret's bytes.
+ */
+export function signWebhook(options: { readonly secret: Buffer; readonly webhookId: string; readonly timestamp: number; readonly body: string }): string {
+  const mac = createHmac('sha256', options.secret).update(`${options.webhookId}.${options.timestamp}.${options.body}`).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** `whsec_<base64>` is decoded as Standard Webhooks do; any other value is used as raw bytes. */
+export function parseWebhookSecret(value: string): Buffer {
+  return value.startsWith('whsec_') ? Buffer.from(value.slice('whsec_'.length), 'base64') : Buffer.from(value, 'utf8');
+}

@@ -1,0 +1,281 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { StoredWorkflowEvent, WorkflowEventBody } from './workflow-events.js';
+import type { WorkflowRunRow, WorkflowTables, WorkflowTaskRow, WorkflowTaskState } from './workflow-tables.js';
+
+type Db = Kysely<WorkflowTables> | Transaction<WorkflowTables>;
+
+/** A new task row, as a step inserts it. */
+export type NewTask = Pick<WorkflowTaskRow, 'seq' | 'prompt' | 'label' | 'schema_json' | 'state' | 'value_json' | 'error'>;
+
+/** What one engine step writes, atomically, if the run is still at the version it read. */
+export interface StepWrite {
+  readonly version: number;
+  /** Seqs whose results this step fed to the script for the first time, as round `round`. */
+  readonly fed: readonly number[];
+  readonly round: number;
+  readonly newTasks: readonly NewTask[];
+  readonly dispatch: readonly number[];
+  readonly cancelQueued: boolean;
+  readonly finish?: { readonly status: 'completed' | 'failed' | 'cancelled'; readonly resultJson: string | null; readonly errorJson: string | null };
+  readonly events: readonly WorkflowEventBody[];
+}
+
+/** Workflow runs, their tasks and their events, in the store's database (SQLite or PostgreSQL). */
+export class WorkflowStore {
+  readonly #db: Kysely<WorkflowTables>;
+  readonly #now: () => string;
+
+  constructor(options: { readonly db: Kysely<WorkflowTables>; readonly now: () => string }) {
+    this.#db = options.db;
+    this.#now = options.now;
+  }
+
+  /** Inserts the run with its `workflow.started` event; on a second start for the same tool call, returns the first run's id instead. */
+  async createRun(row: WorkflowRunRow, started: WorkflowEventBody): Promise<{ created: boolean; id: string }> {
+    if (row.source_call_id !== null) {
+      const existing = await this.findRunByCall(row.agent_id, row.source_call_id);
+      if (existing !== undefined) return { created: false, id: existing };
+    }
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.insertInto('workflow_runs').values(row).execute();
+        await appendEvents(trx, row.id, [started], this.#now());
+      });
+      return { created: true, id: row.id };
+    } catch (error) {
+      // Two starts for one call raced: the unique index let one through.
+      const existing = row.source_call_id === null ? undefined : await this.findRunByCall(row.agent_id, row.source_call_id);
+      if (existing !== undefined) return { created: false, id: existing };
+      throw error;
+    }
+  }
+
+  async findRunByCall(agentId: string, callId: string): Promise<string | undefined> {
+    const found = await this.#db.selectFrom('workflow_runs').select('id').where('agent_id', '=', agentId).where('source_call_id', '=', callId).executeTakeFirst();
+    return found?.id;
+  }
+
+  getRun(id: string): Promise<WorkflowRunRow | undefined> {
+    return this.#db.selectFrom('workflow_runs').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  listRuns(options: { readonly agentId?: string | undefined; readonly status?: string | undefined; readonly limit: number }): Promise<WorkflowRunRow[]> {
+    let query = this.#db.selectFrom('workflow_runs').selectAll();
+    if (options.agentId !== undefined) query = query.where('agent_id', '=', options.agentId);
+    if (options.status !== undefined) query = query.where('status', '=', options.status);
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+  }
+
+  listTasks(runId: string): Promise<WorkflowTaskRow[]> {
+    return this.#db.selectFrom('workflow_tasks').selectAll().where('run_id', '=', runId).orderBy('seq').execute();
+  }
+
+  getTask(runId: string, seq: number): Promise<WorkflowTaskRow | undefined> {
+    return this.#db.selectFrom('workflow_tasks').selectAll().where('run_id', '=', runId).where('seq', '=', seq).executeTakeFirst();
+  }
+
+  /** Calls of this agent holding a slot (dispatched or running), across its runs. */
+  async countActiveTasks(agentId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('workflow_tasks')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('agent_id', '=', agentId)
+      .where('state', 'in', ['dispatched', 'running'])
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
+  /** Running runs of the agent with calls waiting for a slot. */
+  async runsWaitingForSlots(agentId: string): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('workflow_tasks')
+      .innerJoin('workflow_runs', 'workflow_runs.id', 'workflow_tasks.run_id')
+      .select('workflow_tasks.run_id')
+      .distinct()
+      .where('workflow_tasks.agent_id', '=', agentId)
+      .where('workflow_tasks.state', '=', 'queued')
+      .where('workflow_runs.status', '=', 'running')
+      .execute();
+    return rows.map((row) => row.run_id);
+  }
+
+  appendEvent(runId: string, body: WorkflowEventBody): Promise<void> {
+    return this.#db.transaction().execute((trx) => appendEvents(trx, runId, [body], this.#now()));
+  }
+
+  async listEvents(runId: string, options: { readonly afterSeq: number; readonly limit: number }): Promise<StoredWorkflowEvent[]> {
+    const rows = await this.#db
+      .selectFrom('workflow_events')
+      .select(['seq', 'type', 'body'])
+      .where('run_id', '=', runId)
+      .where('seq', '>', options.afterSeq)
+      .orderBy('seq')
+      .limit(options.limit)
+      .execute();
+    return rows.map((row) => ({ seq: row.seq, type: row.type, json: row.body }));
+  }
+
+  /** Writes a step if the run is still at `write.version`; false when another step got there first. */
+  async commitStep(runId: string, write: StepWrite): Promise<boolean> {
+    const now = this.#now();
+    return this.#db.transaction().execute(async (trx) => {
+      const bumped = await trx
+        .updateTable('workflow_runs')
+        .set({
+          version: write.version + 1,
+          round: write.round,
+          ...(write.finish === undefined ? {} : { status: write.finish.status, finished_at: now, result_json: write.finish.resultJson, error_json: write.finish.errorJson }),
+        })
+        .where('id', '=', runId)
+        .where('version', '=', write.version)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      if (bumped.numUpdatedRows === 0n) return false;
+      if (write.fed.length > 0) {
+        await trx.updateTable('workflow_tasks').set({ round: write.round }).where('run_id', '=', runId).where('seq', 'in', [...write.fed]).where('round', 'is', null).execute();
+      }
+      const run = await trx.selectFrom('workflow_runs').select('agent_id').where('id', '=', runId).executeTakeFirstOrThrow();
+      for (const task of write.newTasks) {
+        await trx
+          .insertInto('workflow_tasks')
+          .values({ ...task, run_id: runId, agent_id: run.agent_id, attempts: 0, round: null, turn_ids_json: '[]', owner: null, job_id: null, claims: 0, heartbeat_at: null, created_at: now, finished_at: task.state === 'queued' ? null : now })
+          .execute();
+      }
+      if (write.dispatch.length > 0) {
+        await trx.updateTable('workflow_tasks').set({ state: 'dispatched' }).where('run_id', '=', runId).where('seq', 'in', [...write.dispatch]).where('state', '=', 'queued').execute();
+      }
+      if (write.cancelQueued || write.finish !== undefined) {
+        await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).execute();
+      }
+      await appendEvents(trx, runId, write.events, now);
+      return true;
+    });
+  }
+
+  /** Takes a task for this worker if nobody claimed it since it was read. */
+  async claimTask(options: { readonly runId: string; readonly seq: number; readonly claims: number; readonly owner: string; readonly jobId: string }): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('workflow_tasks')
+      .set({ state: 'running', owner: options.owner, job_id: options.jobId, claims: options.claims + 1, heartbeat_at: this.#now() })
+      .where('run_id', '=', options.runId)
+      .where('seq', '=', options.seq)
+      .where('claims', '=', options.claims)
+      .where('state', 'in', ['queued', 'dispatched', 'running'])
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Records an attempt's turn and its `task.started` event. */
+  async startAttempt(options: { readonly runId: string; readonly seq: number; readonly turnId: string; readonly event: WorkflowEventBody }): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      const task = await trx.selectFrom('workflow_tasks').select('turn_ids_json').where('run_id', '=', options.runId).where('seq', '=', options.seq).executeTakeFirstOrThrow();
+      const turnIds = [...(JSON.parse(task.turn_ids_json) as string[]), options.turnId];
+      await trx.updateTable('workflow_tasks').set({ turn_ids_json: JSON.stringify(turnIds) }).where('run_id', '=', options.runId).where('seq', '=', options.seq).execute();
+      await appendEvents(trx, options.runId, [options.event], this.#now());
+    });
+  }
+
+  /** An attempt that ended without a result; the task stays with its owner for the next one. */
+  async failAttempt(options: { readonly runId: string; readonly seq: number; readonly attempts: number; readonly error: string; readonly event: WorkflowEventBody }): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('workflow_tasks').set({ attempts: options.attempts, error: options.error }).where('run_id', '=', options.runId).where('seq', '=', options.seq).execute();
+      await appendEvents(trx, options.runId, [options.event], this.#now());
+    });
+  }
+
+  /**
+   * Settles a task, once: only while it is not settled yet, and as `cancelled` instead when the
+   * run was cancelled or ended meanwhile (a late result is ignored). Returns the state written.
+   */
+  async settleTask(options: {
+    readonly runId: string;
+    readonly seq: number;
+    readonly state: 'succeeded' | 'failed' | 'cancelled';
+    readonly attempts: number;
+    readonly valueJson: string | null;
+    readonly error: string | null;
+    readonly event: WorkflowEventBody | undefined;
+  }): Promise<WorkflowTaskState | undefined> {
+    const now = this.#now();
+    return this.#db.transaction().execute(async (trx) => {
+      const run = await trx.selectFrom('workflow_runs').select(['status', 'cancel_requested']).where('id', '=', options.runId).executeTakeFirst();
+      const ignored = run === undefined || run.status !== 'running' || run.cancel_requested === 1;
+      const state: WorkflowTaskState = ignored ? 'cancelled' : options.state;
+      const result = await trx
+        .updateTable('workflow_tasks')
+        .set({ state, attempts: options.attempts, value_json: state === 'succeeded' ? options.valueJson : state === 'failed' ? 'null' : null, error: options.error, finished_at: now })
+        .where('run_id', '=', options.runId)
+        .where('seq', '=', options.seq)
+        .where('state', 'not in', ['succeeded', 'failed', 'cancelled'])
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return undefined;
+      if (!ignored && options.event !== undefined) await appendEvents(trx, options.runId, [options.event], now);
+      return state;
+    });
+  }
+
+  /** Marks the owner's running tasks as alive. */
+  async heartbeat(owner: string, keys: readonly { readonly runId: string; readonly seq: number }[]): Promise<void> {
+    const now = this.#now();
+    for (const key of keys) {
+      await this.#db.updateTable('workflow_tasks').set({ heartbeat_at: now }).where('run_id', '=', key.runId).where('seq', '=', key.seq).where('owner', '=', owner).execute();
+    }
+  }
+
+  /** Of these runs, the ones whose tasks must stop: cancel requested, or the run already ended. */
+  async runsToStop(runIds: readonly string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom('workflow_runs')
+      .select('id')
+      .where('id', 'in', [...runIds])
+      .where((eb) => eb.or([eb('cancel_requested', '=', 1), eb('status', '!=', 'running')]))
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** Sets the cancel flag of a running run; false when it is not running. */
+  async requestCancel(runId: string): Promise<boolean> {
+    const result = await this.#db.updateTable('workflow_runs').set({ cancel_requested: 1 }).where('id', '=', runId).where('status', '=', 'running').where('cancel_requested', '=', 0).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Ends a run outside a step (a webhook can still follow); false when it had already ended. */
+  async markRunFinished(runId: string, finish: NonNullable<StepWrite['finish']>, event: WorkflowEventBody): Promise<boolean> {
+    const now = this.#now();
+    return this.#db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('workflow_runs')
+        .set({ status: finish.status, finished_at: now, result_json: finish.resultJson, error_json: finish.errorJson, version: sql`version + 1` })
+        .where('id', '=', runId)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).execute();
+      await appendEvents(trx, runId, [event], now);
+      return true;
+    });
+  }
+}
+
+/** Numbers and stores events in the caller's transaction; the run row's counter serialises writers. */
+async function appendEvents(trx: Db, runId: string, bodies: readonly WorkflowEventBody[], at: string): Promise<void> {
+  if (bodies.length === 0) return;
+  const bumped = await trx
+    .updateTable('workflow_runs')
+    .set({ event_seq: sql`event_seq + ${bodies.length}` })
+    .where('id', '=', runId)
+    .returning('event_seq')
+    .executeTakeFirstOrThrow();
+  const first = bumped.event_seq - bodies.length + 1;
+  await trx
+    .insertInto('workflow_events')
+    .values(
+      bodies.map((body, index) => {
+        const { type, ...fields } = body;
+        const event = { type, workflowId: runId, seq: first + index, at, ...fields };
+        return { run_id: runId, seq: event.seq, type, body: JSON.stringify(event) };
+      }),
+    )
+    .execute();
+}
