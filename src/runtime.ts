@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
+import { prepareDataDir } from './config/prepare-data-dir.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
@@ -41,6 +42,7 @@ export async function createRuntime(options: {
   readonly lookup?: HostLookup;
 }): Promise<Runtime> {
   const { config, logger } = options;
+  await prepareDataDir(config.dataDir);
   const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const clock = options.clock ?? systemClock;
