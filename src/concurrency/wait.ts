@@ -17,16 +17,19 @@ export function whenAborted(signal: AbortSignal): Promise<void> {
  * keep the process alive: for polls and grace periods, not for work that must happen.
  */
 export function pause(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, milliseconds);
+    // The abort listener goes when the pause ends: a poll that pauses on one signal many
+    // times must not pile listeners onto it (MaxListenersExceededWarning).
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
     timer.unref();
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

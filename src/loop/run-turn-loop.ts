@@ -28,6 +28,8 @@ export interface TurnLoopOptions {
   readonly clock: Clock;
   /** Kept current as the loop runs, so a caller that stops waiting still knows the counts. */
   readonly progress?: { iterations: number; usage: TurnUsage };
+  /** Told after each model response, with the counts so far (the turn keeps them in its record). */
+  readonly onProgress?: (progress: { readonly iterations: number; readonly usage: TurnUsage }) => void;
 }
 
 /** How the loop stopped. The turn turns this into exactly one terminal event. */
@@ -60,6 +62,8 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
   let iterations = 0;
   let afterToolResults = false;
   let lastText = '';
+  /** Text of the response being streamed; a failure mid-response keeps what the user already saw. */
+  let streamedText = '';
 
   const ask = async (toolChoice: 'auto' | 'none'): Promise<ModelResponse> => {
     iterations += 1;
@@ -70,6 +74,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       shownVersion = providerTools.version;
       options.onProviderToolsChanged?.(iteration, providerTools);
     }
+    streamedText = '';
     const response = await model
       .respond(
         {
@@ -81,6 +86,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
         {
           signal,
           onTextDelta: (delta) => {
+            streamedText += delta;
             emit({ type: 'message.delta', iteration, delta });
           },
         },
@@ -90,6 +96,8 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       });
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
+    streamedText = '';
+    options.onProgress?.({ iterations, usage });
     if (response.text !== '') {
       lastText = response.text;
       emit({ type: 'message.completed', iteration, text: response.text });
@@ -149,7 +157,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
     if (cancelled()) return end({ kind: 'cancelled' });
     if (!(error instanceof ModelError)) throw error;
     options.logger.warn({ err: error }, 'model call failed');
-    return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: lastText });
+    return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: streamedText === '' ? lastText : streamedText });
   }
 }
 

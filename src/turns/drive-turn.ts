@@ -6,7 +6,7 @@ import { runTurnLoop, type LoopOutcome } from '../loop/run-turn-loop.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { PlannedTurn } from './plan-turn.js';
-import { resolveTurnOutcome } from './turn-outcome.js';
+import { resolveTurnOutcome, storeFailedOutcome } from './turn-outcome.js';
 import type { TurnRun } from './turn-run.js';
 
 /** How long a cancelled loop may take to unwind before the turn is closed without it. */
@@ -55,11 +55,16 @@ export async function driveTurn(options: {
       emit: (event) => {
         run.emit(event);
       },
+      onProgress: (current) => {
+        run.recordProgress(current);
+      },
       logger,
       clock: options.clock,
     });
     const outcome = await Promise.race([loop, unwound(run.signal, loop, progress)]);
     terminal = resolveTurnOutcome({ outcome, kind: run.kind, maxIterations: options.maxIterations, cancelReason: run.cancelReason });
+    // The loop was stopped because its events could not be stored: that, not a cancel, is how it ended.
+    if (run.storeFailure !== undefined) terminal = storeFailedOutcome(terminal.finish);
   } catch (error) {
     logger.error({ err: error }, 'turn failed with an internal error');
     const failure = { code: 'internal_error', message: 'the turn stopped because of an internal error' };

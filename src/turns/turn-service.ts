@@ -4,17 +4,18 @@ import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import { pause, whenAborted } from '../concurrency/wait.js';
+import { pause } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
-import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
+import type { TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
 import { toToolSnapshot } from './provider-tools.js';
-import { readStoredEvents } from './read-stored-events.js';
+import { followTurnEvents, type EventSink } from './follow-turn-events.js';
+import { isEndedStatus } from './turn-status.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
 
@@ -169,32 +170,26 @@ export class TurnService {
   }
 
   /**
-   * Delivers a turn's events after `afterSeq`: from memory when the turn runs here, otherwise
-   * from the store. With `follow`, keeps delivering live events (polling the store while
-   * another replica runs the turn) and resolves after the terminal one or when `signal`
-   * aborts; without, resolves after what exists now.
+   * Delivers a turn's events after `afterSeq` to `sink`, bounded by what the sink can hold
+   * (see followTurnEvents): from memory while the turn runs here and the consumer keeps up,
+   * from the store otherwise. With `follow`, until the terminal event, the end of the turn,
+   * or `signal`; without, what is stored now.
    */
-  async streamEvents(options: {
-    turnId: string;
-    afterSeq: number;
-    follow: boolean;
-    signal: AbortSignal;
-    onEvent: (event: StoredEvent) => void;
-  }): Promise<void> {
-    const { turnId, signal, onEvent, follow } = options;
-    const run = this.#runs.get(turnId);
-    if (run !== undefined) {
-      const unsubscribe = run.subscribe(options.afterSeq, (_event, stored) => {
-        onEvent(stored);
-      });
-      if (follow) await Promise.race([run.done, whenAborted(signal)]);
-      unsubscribe();
-      return;
-    }
-    await this.getTurn(turnId);
-    const read = await readStoredEvents({ store: this.#options.store, turnId, afterSeq: options.afterSeq, follow, signal, onEvent, runsHere: () => this.#runs.has(turnId) });
-    // The turn started running here while we polled (a retried request): follow it from memory.
-    if (!read.ended && follow && !signal.aborted && this.#runs.has(turnId)) await this.streamEvents({ ...options, afterSeq: read.lastSeq });
+  async streamEvents(options: { turnId: string; afterSeq: number; follow: boolean; signal: AbortSignal; sink: EventSink }): Promise<void> {
+    const { store } = this.#options;
+    const { turnId } = options;
+    await followTurnEvents({
+      ...options,
+      store,
+      localRun: () => this.#runs.get(turnId),
+      hasEnded: async () => isEndedStatus((await this.getTurn(turnId)).status),
+    });
+  }
+
+  /** True when the turn has ended and nothing is stored after `afterSeq` (its terminal event is at or before it). */
+  async isOverAfter(turnId: string, afterSeq: number): Promise<boolean> {
+    if (!isEndedStatus((await this.getTurn(turnId)).status)) return false;
+    return (await this.#options.store.listEvents(turnId, { afterSeq, limit: 1 })).length === 0;
   }
 
   /** Stops taking turns (readiness turns 503). */

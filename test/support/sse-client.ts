@@ -13,6 +13,8 @@ export interface OpenStream {
   readonly messages: SseMessage[];
   /** Comment lines seen (": ping"). */
   readonly comments: string[];
+  /** Values of `retry:` fields seen. */
+  readonly retries: string[];
   /** Resolves with the first message for which `predicate` holds (already seen ones count). */
   waitFor(predicate: (message: SseMessage) => boolean, timeoutMs?: number): Promise<SseMessage>;
   /** Resolves when the server ends the stream. */
@@ -45,6 +47,7 @@ export function openStream(options: {
     request.on('response', (response) => {
       const messages: SseMessage[] = [];
       const comments: string[] = [];
+      const retries: string[] = [];
       const waiters: { predicate: (message: SseMessage) => boolean; resolve: (message: SseMessage) => void }[] = [];
       let buffer = '';
       response.setEncoding('utf8');
@@ -68,8 +71,10 @@ export function openStream(options: {
             if (field === 'id') message.id = value;
             else if (field === 'event') message.event = value;
             else if (field === 'data') message.data += value;
+            else if (field === 'retry') retries.push(value);
           }
-          if (!isComment) {
+          // A block without data (e.g. only `retry:`) dispatches no message, as in EventSource.
+          if (!isComment && message.data !== '') {
             messages.push(message);
             for (const waiter of [...waiters]) {
               if (waiter.predicate(message)) {
@@ -90,6 +95,7 @@ export function openStream(options: {
         request,
         messages,
         comments,
+        retries,
         ended,
         waitFor(predicate, timeoutMs = 10_000) {
           const seen = messages.find(predicate);
