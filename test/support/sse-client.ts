@@ -52,11 +52,10 @@ export function openStream(options: {
       let buffer = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
-        buffer += chunk;
-        let boundary = buffer.indexOf('\n\n');
-        while (boundary !== -1) {
-          const frame = buffer.slice(0, boundary);
-          buffer = buffer.slice(boundary + 2);
+        // Split once per chunk (not slice per frame): a megabyte chunk of small frames stays linear.
+        const frames = (buffer + chunk).split('\n\n');
+        buffer = frames.pop() ?? '';
+        for (const frame of frames) {
           const message: { id?: string; event?: string; data: string } = { data: '' };
           let isComment = true;
           for (const line of frame.split('\n')) {
@@ -83,7 +82,6 @@ export function openStream(options: {
               }
             }
           }
-          boundary = buffer.indexOf('\n\n');
         }
       });
       const ended = new Promise<void>((resolveEnd) => {
@@ -102,7 +100,7 @@ export function openStream(options: {
           if (seen !== undefined) return Promise.resolve(seen);
           return new Promise((resolveWait, rejectWait) => {
             const timer = setTimeout(() => {
-              rejectWait(new Error(`no matching SSE message within ${timeoutMs} ms; got ${messages.map((m) => m.event).join(', ')}`));
+              rejectWait(new Error(`no matching SSE message within ${timeoutMs} ms; got ${messages.length} messages, the last: ${messages.slice(-5).map((m) => m.event).join(', ')}`));
             }, timeoutMs);
             waiters.push({
               predicate,
