@@ -9,7 +9,7 @@ import { readJson, startTestRuntime, type TestRuntime } from '../support/test-ru
 type Event = Record<string, unknown> & { type: string; seq: number };
 
 async function storedEvents(runtime: TestRuntime, turnId: string): Promise<Event[]> {
-  return (await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}/events`, { headers: { accept: 'application/json' } }))).events;
+  return ((await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}/events`, { headers: { accept: 'application/json' } }))) as { events: Event[] }).events;
 }
 
 /** Runs SQL on the service's own SQLite file through a second connection (WAL lets both in). */
