@@ -4,7 +4,7 @@ import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-env
 import { EventStreamWriter } from '../src/http/event-stream-writer.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { ServiceError } from '../src/service-error.js';
-import type { StoredEvent } from '../src/store/turn-store.js';
+import { collectingSink } from '../src/turns/follow-turn-events.js';
 import { turnEventSchema } from '../src/turns/turn-events.js';
 import type { TurnService } from '../src/turns/turn-service.js';
 
@@ -13,7 +13,12 @@ export interface TurnEventRoutesOptions {
   readonly ssePingMs: number;
 }
 
-const sequence = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** A seq as a client sends it back: decimal digits only (`0x10`, `1e3`, `''`, ` 5` are refused, not read as 16, 1000, 0, 5). */
+const sequence = z
+  .string()
+  .regex(/^\d{1,16}$/, 'must be a non-negative decimal integer')
+  .transform(Number)
+  .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER));
 
 /** `GET /turns/:id/events`: replay from the start or after a seq, then the live tail. */
 export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = async (app, { service, ssePingMs }) => {
@@ -23,12 +28,18 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
       schema: {
         summary: "A turn's events",
         description:
-          'Replays the events after `Last-Event-ID` or `?after=N` (the larger wins), then streams live ones until the last. SSE by default, NDJSON for `application/x-ndjson`; `application/json` answers at once with the events stored so far. Leaving this stream does not cancel the turn.',
+          'Replays the events after `Last-Event-ID` or `?after=N` (the larger wins; each a non-negative decimal integer), then streams live ones until the last. SSE by default (every answer starts with `retry:`), NDJSON for `application/x-ndjson`; `application/json` answers at once with the events stored so far. On a turn that has ended, the stream sends what is left and closes at once; when nothing is left (the seq is at or past the terminal event) the answer is `204`. Leaving this stream does not cancel the turn.',
         tags: ['turns'],
         params: z.object({ id: z.string().min(1).max(200) }),
         querystring: z.object({ after: sequence.optional() }),
         headers: z.object({ 'last-event-id': sequence.optional() }),
-        response: { 200: z.object({ events: z.array(turnEventSchema) }), 404: errorEnvelopeSchema, 406: errorEnvelopeSchema, ...commonErrorResponses },
+        response: {
+          200: z.object({ events: z.array(turnEventSchema) }),
+          204: z.null().describe('The turn has ended and nothing is stored after the given seq: do not reconnect.'),
+          404: errorEnvelopeSchema,
+          406: errorEnvelopeSchema,
+          ...commonErrorResponses,
+        },
       },
     },
     async (request, reply) => {
@@ -38,13 +49,14 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
       }
       const turnId = request.params.id;
       const afterSeq = Math.max(request.query.after ?? 0, request.headers['last-event-id'] ?? 0);
-      await service.getTurn(turnId);
+      // 404 for an unknown turn; 204 for one that has ended with nothing after afterSeq.
+      if (await service.isOverAfter(turnId, afterSeq)) return reply.code(204).send(null);
       const controller = new AbortController();
       if (format === 'json') {
-        const events: StoredEvent[] = [];
-        await service.streamEvents({ turnId, afterSeq, follow: false, signal: controller.signal, onEvent: (event) => events.push(event) });
+        const collected = collectingSink();
+        await service.streamEvents({ turnId, afterSeq, follow: false, signal: controller.signal, sink: collected.sink });
         // Stored event text, served as is (already the schema's shape as JSON).
-        const body = `{"events":[${events.map((event) => event.json).join(',')}]}`;
+        const body = `{"events":[${collected.events.map((event) => event.json).join(',')}]}`;
         return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(body as never);
       }
       reply.hijack();
@@ -54,15 +66,7 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
         controller.abort();
       });
       try {
-        await service.streamEvents({
-          turnId,
-          afterSeq,
-          follow: true,
-          signal: controller.signal,
-          onEvent: (event) => {
-            writer.write(event);
-          },
-        });
+        await service.streamEvents({ turnId, afterSeq, follow: true, signal: controller.signal, sink: writer });
       } catch (error) {
         request.log.error({ err: error }, 'event stream failed');
       }

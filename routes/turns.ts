@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectReplayedTurn, streamReplayedTurn } from '../src/http/replay-turn.js';
+import { watchClientDeparture } from '../src/http/client-departure.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
@@ -58,6 +59,8 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       },
     },
     async (request, reply) => {
+      // First, before anything slow: a client that leaves while the turn is planned is still seen.
+      const departure = watchClientDeparture(reply.raw);
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
       const key = request.headers['idempotency-key'];
@@ -76,17 +79,14 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       }
       const { run } = submission;
       if (format !== 'json') {
-        streamOwnTurn({
-          run,
-          reply,
-          format,
-          pingMs: ssePingMs,
-          followParked: (follow) => service.streamEvents({ turnId: run.id, follow: true, ...follow }),
-        });
+        await streamOwnTurn({ run, service, reply, format, pingMs: ssePingMs, departure });
         return reply;
       }
-      const events = await collectOwnTurn({ run, reply });
-      return { ...(await service.getTurn(run.id)), events };
+      const events = await collectOwnTurn({ run, service, departure });
+      const record = JSON.stringify(await service.getTurn(run.id));
+      // The stored event text, spliced in as is (already the schema's shape as JSON).
+      const body = `${record.slice(0, -1)},"events":[${events.map((event) => event.json).join(',')}]}`;
+      return reply.header('turn-id', run.id).type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(body as never);
     },
   );
 

@@ -15,8 +15,10 @@ import type { Clock } from './clock.js';
 import { workflowRoutes } from '../routes/workflows.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
-import { errorEnvelope } from './http/error-envelope.js';
+import { createDrainGuard } from './http/drain-guard.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
+import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { ServiceError } from './service-error.js';
 import type { TurnService } from './turns/turn-service.js';
 import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
@@ -44,11 +46,16 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: config.http.bodyLimitBytes,
-    // Turn streams may run for many minutes; the turn's own timeout bounds them.
-    requestTimeout: 0,
-    return503OnClosing: true,
-    // Brain page references may be 128 characters of Chinese, 9 bytes each once percent-encoded.
-    routerOptions: { maxParamLength: 2048 },
+    // Bounds receiving the request only (a body that never arrives is not held); an answer
+    // may stream for as long as its turn runs. Node checks these every second, not every 30 s.
+    requestTimeout: config.http.requestTimeoutMs,
+    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
+    // Draining is answered by our own hook, in the error envelope, and reads keep working.
+    return503OnClosing: false,
+    // Ids up to 200 characters are valid (the schemas say so); longer ones are refused by the schemas as 400s.
+    routerOptions: { maxParamLength: 2_048 },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -69,14 +76,16 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     void parseJson(request, text, done);
   });
 
+  app.addHook('onRequest', createDrainGuard(() => service.draining));
   if (config.http.apiToken !== undefined) app.addHook('onRequest', createAuthenticator(config.http.apiToken));
   if (config.http.rateLimitPerMinute > 0) {
     await app.register(fastifyRateLimit, {
       max: config.http.rateLimitPerMinute,
       timeWindow: 60_000,
       allowList: (request) => request.url === '/healthz' || request.url === '/readyz',
+      // A ServiceError, so the one error handler keeps this message (it says the limit).
       errorResponseBuilder: (_request, context) =>
-        Object.assign(new Error('rate limited'), { statusCode: 429, ...errorEnvelope('rate_limited', `over ${context.max} requests a minute; retry after ${context.after}`) }),
+        new ServiceError({ statusCode: 429, code: 'rate_limited', message: `over the limit of ${context.max} requests a minute per client; retry after ${context.after}` }),
     });
   }
 

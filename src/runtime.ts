@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
+import { prepareDataDir } from './config/prepare-data-dir.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openDurableWork } from './durable/open-durable-work.js';
@@ -59,6 +60,7 @@ export async function createRuntime(options: {
   readonly lookup?: HostLookup;
 }): Promise<Runtime> {
   const { config, logger } = options;
+  await prepareDataDir(config.dataDir);
   const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const store = await openTurnStoreOn(database);
   const clock = options.clock ?? systemClock;

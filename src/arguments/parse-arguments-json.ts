@@ -1,4 +1,5 @@
 import { jsonrepair } from 'jsonrepair';
+import { escapeRawControls } from './escape-raw-controls.js';
 import { findBalancedObjectEnd, scanJson, type JsonScan, type JsonToken } from './scan-json.js';
 
 /** Arguments larger than this are refused outright. */
@@ -8,20 +9,24 @@ export const MAX_REPAIR_BYTES = 64 * 1024;
 
 /**
  * The rung of the repair ladder that produced the arguments; `none` when they parsed as sent.
- * When a fence was stripped and the inner text repaired further, the higher rung is recorded.
+ * When a fence was stripped and the inner text repaired further, the higher rung is recorded
+ * (in this order: code fence, balanced object, escaped control characters, closed containers).
  */
-export type RepairRung = 'none' | 'empty_object' | 'code_fence' | 'balanced_object' | 'closed_containers';
+export type RepairRung = 'none' | 'empty_object' | 'code_fence' | 'balanced_object' | 'escaped_control_characters' | 'closed_containers';
 
 export type ParsedArguments =
   | { readonly ok: true; readonly value: unknown; readonly repair: RepairRung }
   | { readonly ok: false; readonly problem: string };
 
+const RUNG_ORDER: readonly RepairRung[] = ['none', 'empty_object', 'code_fence', 'balanced_object', 'escaped_control_characters', 'closed_containers'];
+
 const WHOLE_FENCE = /^\s*```[A-Za-z0-9_-]*[ \t]*\r?\n([\s\S]*?)\r?\n?[ \t]*```\s*$/;
 
 /**
  * Decodes a function call's argument string with a bounded repair ladder: strict parse →
- * strip a code fence wrapping the whole string → the first balanced `{…}` → close unbalanced
- * containers and drop trailing commas. It fixes syntax only, and gives up rather than guess
+ * strip a code fence wrapping the whole string → the first balanced `{…}` → escape raw line
+ * feeds, carriage returns and tabs inside strings → close unbalanced containers and drop
+ * trailing commas. It fixes syntax only, and gives up rather than guess
  * when the text was cut inside a string, a number or a literal, or before a value: the
  * missing suffix could change what the call does.
  */
@@ -42,10 +47,14 @@ export function parseArgumentsJson(raw: string, options: { acceptsEmpty: () => b
   }
 
   const fence = WHOLE_FENCE.exec(raw);
-  const body = fence?.[1] ?? raw;
-  if (fence !== null) {
+  // Raw line breaks and tabs inside strings are escaped once, up front: every later rung then
+  // works on text where they are legal, and the escape is recorded when it was needed.
+  const escaped = escapeRawControls(fence?.[1] ?? raw);
+  const body = escaped.text;
+  const atLeast = (rung: RepairRung): RepairRung => (escaped.changed && RUNG_ORDER.indexOf(rung) < RUNG_ORDER.indexOf('escaped_control_characters') ? 'escaped_control_characters' : rung);
+  if (fence !== null || escaped.changed) {
     const inner = tryParse(body);
-    if (inner.ok) return { ok: true, value: inner.value, repair: 'code_fence' };
+    if (inner.ok) return { ok: true, value: inner.value, repair: atLeast(fence === null ? 'escaped_control_characters' : 'code_fence') };
   }
 
   const scan = scanJson(body);
@@ -62,7 +71,7 @@ export function parseArgumentsJson(raw: string, options: { acceptsEmpty: () => b
   }
   if (end !== undefined) {
     const balanced = tryParse(body.slice(firstOpen.start, end));
-    if (balanced.ok) return { ok: true, value: balanced.value, repair: 'balanced_object' };
+    if (balanced.ok) return { ok: true, value: balanced.value, repair: atLeast('balanced_object') };
   }
 
   const candidate = end === undefined ? body.slice(firstOpen.start) : body.slice(firstOpen.start, end);

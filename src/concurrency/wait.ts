@@ -17,12 +17,14 @@ export function whenAborted(signal: AbortSignal): Promise<void> {
  * keep the process alive: for polls and grace periods, not for work that must happen.
  */
 export function pause(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve) => {
+    // The abort listener goes when the pause ends: a poll that pauses on one signal many
+    // times must not pile listeners onto it (MaxListenersExceededWarning).
     const onAbort = () => {
       clearTimeout(timer);
       resolve();
     };
-    // The listener goes when the timer fires: a poll that pauses on one signal for hours must not pile them up.
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();

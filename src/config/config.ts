@@ -6,7 +6,19 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number written in decimal digits: `0x46A0`, `1e3`, ` 80` and `80.0` are refused, not read as numbers. */
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, 'must be a whole number in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/**
+ * Settings whose empty value is an error rather than "unset": where the service listens and
+ * where it keeps its data. `PORT=` is a broken template far more often than a wish for 8080.
+ */
+const EMPTY_IS_AN_ERROR: ReadonlySet<string> = new Set(['HOST', 'PORT', 'DATA_DIR']);
 
 const commaList = z
   .string()
@@ -46,6 +58,9 @@ export const environmentSchema = z.object({
   MAX_CONCURRENT_TURNS: integer(1, 10_000).default(64),
   SSE_PING_MS: integer(10, 15_000).default(15_000),
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+  /** How long a client may take to send a whole request (headers and body); not the answer, which may stream for long. */
+  REQUEST_TIMEOUT_MS: integer(1_000, 3_600_000).default(10_000),
+  HEADERS_TIMEOUT_MS: integer(1_000, 3_600_000).default(5_000),
 
   DEFAULT_MAX_ITERATIONS: integer(1, 1_000).default(16),
   MAX_ITERATIONS_LIMIT: integer(1, 1_000).default(64),
@@ -137,6 +152,8 @@ export interface Config {
     readonly maxConcurrentTurns: number;
     readonly ssePingMs: number;
     readonly shutdownGraceMs: number;
+    readonly requestTimeoutMs: number;
+    readonly headersTimeoutMs: number;
   };
   readonly limits: {
     readonly defaultMaxIterations: number;
@@ -202,12 +219,15 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads and validates the environment once. Empty strings count as unset. */
+/** Reads and validates the environment once. Empty strings count as unset, except for HOST, PORT and DATA_DIR. */
 export function loadConfig(environment: Readonly<Record<string, string | undefined>>): Config {
+  const empty = Object.keys(environment).filter((name) => environment[name] === '' && EMPTY_IS_AN_ERROR.has(name));
   const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
   const parsed = environmentSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  if (!parsed.success || empty.length > 0) {
+    const problems = empty.map((name) => `${name}: is set but empty; unset it to use the default, or give a value`);
+    for (const issue of parsed.error?.issues ?? []) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
   }
   const env = parsed.data;
   const problems: string[] = [];
@@ -216,6 +236,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   }
   if (env.MAX_TURN_TIMEOUT_MS < env.DEFAULT_TURN_TIMEOUT_MS) {
     problems.push('MAX_TURN_TIMEOUT_MS: must be at least DEFAULT_TURN_TIMEOUT_MS');
+  }
+  if (env.REQUEST_TIMEOUT_MS < env.HEADERS_TIMEOUT_MS) {
+    problems.push('REQUEST_TIMEOUT_MS: must be at least HEADERS_TIMEOUT_MS');
   }
   if (env.COMMAND_MAX_TIMEOUT_MS < env.COMMAND_TIMEOUT_MS) {
     problems.push('COMMAND_MAX_TIMEOUT_MS: must be at least COMMAND_TIMEOUT_MS');
@@ -251,6 +274,8 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       maxConcurrentTurns: env.MAX_CONCURRENT_TURNS,
       ssePingMs: env.SSE_PING_MS,
       shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+      requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
     },
     limits: {
       defaultMaxIterations: env.DEFAULT_MAX_ITERATIONS,

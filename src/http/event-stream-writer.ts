@@ -1,12 +1,20 @@
 import type { ServerResponse } from 'node:http';
 import type { StoredEvent } from '../store/turn-store.js';
+import type { EventSink } from '../turns/follow-turn-events.js';
+
+/** Bytes a consumer may have waiting in its socket before it counts as behind. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** What a reconnecting EventSource waits before it comes back (the SSE `retry:` field). */
+const SSE_RETRY_MS = 3_000;
 
 /**
  * Writes turn events to a raw response as Server-Sent Events or NDJSON, one write per event
  * (flushed as it happens), with an SSE comment ping on an interval so proxies keep the
- * connection open while the turn is quiet.
+ * connection open while the turn is quiet. Every SSE answer starts with `retry:`. It is an
+ * EventSink: `write` says when the client holds a megabyte unread, and `drained` when it has
+ * taken it, so a slow reader is fed from the store at its own pace instead of from memory.
  */
-export class EventStreamWriter {
+export class EventStreamWriter implements EventSink {
   readonly #response: ServerResponse;
   readonly #format: 'sse' | 'ndjson';
   readonly #ping: NodeJS.Timeout | undefined;
@@ -27,6 +35,7 @@ export class EventStreamWriter {
     });
     options.response.flushHeaders();
     if (options.format === 'sse') {
+      this.#write(`retry: ${SSE_RETRY_MS}\n\n`);
       this.#ping = setInterval(() => {
         this.#write(': ping\n\n');
       }, options.pingMs);
@@ -40,9 +49,27 @@ export class EventStreamWriter {
   }
 
   /** A stored event: a turn's, or another stream's with the same shape (a workflow run's). */
-  write(event: Pick<StoredEvent, 'seq' | 'json'> & { readonly type: string }): void {
+  write(event: Pick<StoredEvent, 'seq' | 'json'> & { readonly type: string }): boolean {
     if (this.#format === 'sse') this.#write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`);
     else this.#write(`${event.json}\n`);
+    if (this.#buffer.length + this.#response.writableLength < MAX_BUFFERED_BYTES) return true;
+    this.#flush();
+    return false;
+  }
+
+  drained(): Promise<void> {
+    this.#flush();
+    const response = this.#response;
+    if (this.#ended || response.destroyed || !response.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+    });
   }
 
   end(): void {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { StoredEvent } from '../store/turn-store.js';
+import { collectingSink } from '../turns/follow-turn-events.js';
 import type { TurnEvent } from '../turns/turn-events.js';
 import type { TurnService } from '../turns/turn-service.js';
 import { EventStreamWriter } from './event-stream-writer.js';
@@ -29,10 +29,7 @@ export async function streamReplayedTurn(options: {
     controller.abort();
   });
   try {
-    await options.service.streamEvents({ turnId, afterSeq: options.afterSeq, follow: true, signal: controller.signal, onEvent: (event) => {
-        writer.write(event);
-      },
-    });
+    await options.service.streamEvents({ turnId, afterSeq: options.afterSeq, follow: true, signal: controller.signal, sink: writer });
   } catch (error) {
     reply.log.error({ err: error, turnId }, 'replaying a turn failed');
   }
@@ -47,12 +44,9 @@ export async function collectReplayedTurn(options: { readonly service: TurnServi
     controller.abort();
   };
   reply.raw.once('close', onClose);
-  const events: StoredEvent[] = [];
+  const { sink, events } = collectingSink();
   try {
-    await options.service.streamEvents({ turnId, afterSeq: 0, follow: true, signal: controller.signal, onEvent: (event) => {
-        events.push(event);
-      },
-    });
+    await options.service.streamEvents({ turnId, afterSeq: 0, follow: true, signal: controller.signal, sink });
   } finally {
     reply.raw.off('close', onClose);
   }

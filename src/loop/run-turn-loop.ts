@@ -38,6 +38,8 @@ export interface TurnLoopOptions {
   readonly clock: Clock;
   /** Kept current as the loop runs, so a caller that stops waiting still knows the counts. */
   readonly progress?: { iterations: number; usage: TurnUsage };
+  /** Told after each model response, with the counts so far (the turn keeps them in its record). */
+  readonly onProgress?: (progress: { readonly iterations: number; readonly usage: TurnUsage }) => void;
   /** Asked about each validated call before it runs; a parked call stops the loop after its batch. */
   readonly gate?: CallGate;
   /** Goes on from a parked batch that has been decided, instead of starting afresh. */
@@ -121,6 +123,8 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
     clock: options.clock,
     failures,
   });
+  /** Text of the response being streamed; a failure mid-response keeps what the user already saw. */
+  let streamedText = '';
 
   const ask = async (toolChoice: 'auto' | 'none'): Promise<ModelResponse> => {
     iterations += 1;
@@ -131,6 +135,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       shownVersion = providerTools.version;
       options.onProviderToolsChanged?.(iteration, providerTools);
     }
+    streamedText = '';
     const response = await model
       .respond(
         {
@@ -142,6 +147,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
         {
           signal,
           onTextDelta: (delta) => {
+            streamedText += delta;
             emit({ type: 'message.delta', iteration, delta });
           },
         },
@@ -151,6 +157,8 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       });
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
+    streamedText = '';
+    options.onProgress?.({ iterations, usage });
     if (response.text !== '') {
       lastText = response.text;
       emit({ type: 'message.completed', iteration, text: response.text });
@@ -222,7 +230,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
     if (cancelled()) return end({ kind: 'cancelled' });
     if (!(error instanceof ModelError)) throw error;
     options.logger.warn({ err: error }, 'model call failed');
-    return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: lastText });
+    return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: streamedText === '' ? lastText : streamedText });
   }
 }
 

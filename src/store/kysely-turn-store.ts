@@ -9,7 +9,7 @@ import type { Admission, AdmissionRequest, Promotion } from './coordination-stor
 import * as coordination from './kysely-coordination.js';
 import type { Database } from './database-schema.js';
 import { migrations } from './migrations.js';
-import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
+import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
@@ -47,8 +47,18 @@ export class KyselyTurnStore implements TurnStore {
 
   async appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void> {
     if (events.length === 0) return;
-    // One multi-row INSERT: atomic on its own, no transaction needed.
-    await insertEvents(this.#db, turnId, events);
+    // One multi-row INSERT is atomic on its own; a batch that takes several needs a transaction.
+    if (events.length <= EVENT_ROWS_PER_INSERT) await insertEvents(this.#db, turnId, events);
+    else await this.#db.transaction().execute((trx) => insertEvents(trx, turnId, events));
+  }
+
+  async recordProgress(turnId: string, progress: TurnProgress): Promise<void> {
+    await this.#db
+      .updateTable('turns')
+      .set({ iterations: progress.iterations, input_tokens: progress.usage.inputTokens, output_tokens: progress.usage.outputTokens })
+      .where('id', '=', turnId)
+      .where('status', '=', 'running')
+      .execute();
   }
 
   async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void> {
@@ -301,12 +311,20 @@ async function saveToolSet(trx: Transaction<Database>, json: string): Promise<st
   return hash;
 }
 
+/**
+ * Rows per INSERT statement. Each row binds 4 parameters; SQLite allows 32,766 per statement
+ * and PostgreSQL 65,535, so one statement for a long answer's 8,192+ events would fail.
+ */
+const EVENT_ROWS_PER_INSERT = 1_000;
+
+/** Inserts events in statements of at most EVENT_ROWS_PER_INSERT rows; atomic only inside a transaction. */
 async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await db
-    .insertInto('turn_events')
-    .values(events.map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
-    .execute();
+  for (let start = 0; start < events.length; start += EVENT_ROWS_PER_INSERT) {
+    await db
+      .insertInto('turn_events')
+      .values(events.slice(start, start + EVENT_ROWS_PER_INSERT).map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
+      .execute();
+  }
 }
 
 /**

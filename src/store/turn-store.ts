@@ -69,6 +69,12 @@ export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | '
   readonly finishedAt: string;
 };
 
+/** How far a running turn has got: kept in its record as it goes, so an interrupted turn keeps them. */
+export interface TurnProgress {
+  readonly iterations: number;
+  readonly usage: TurnUsage;
+}
+
 /**
  * Where turns live: the record, every event in order, what the turn was given, and each
  * agent's todo list. SQLite on one machine, PostgreSQL when replicas share it.
@@ -79,8 +85,10 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   /** Parked turns and their approvals (src/approvals). */
   readonly approvals: ApprovalStore;
   createTurn(turn: NewTurn): Promise<void>;
-  /** Appends events (in seq order) in one transaction. */
+  /** Appends events (in seq order) in one transaction, however many there are. */
   appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;
+  /** Writes a running turn's iterations and usage into its record (no-op once it has ended). */
+  recordProgress(turnId: string, progress: TurnProgress): Promise<void>;
   /** Appends the last events and closes the record, atomically. */
   finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void>;
   recordProviderTools(turnId: string, iteration: number, json: string): Promise<void>;

@@ -7,7 +7,7 @@ import { runTurnLoop, type LoopOutcome, type LoopResume } from '../loop/run-turn
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { PlannedTurn } from './plan-turn.js';
-import { resolveTurnOutcome } from './turn-outcome.js';
+import { resolveTurnOutcome, storeFailedOutcome } from './turn-outcome.js';
 import type { TurnRun } from './turn-run.js';
 
 /** A loop that stopped at calls waiting for a person, with what it takes to go on later. */
@@ -77,6 +77,9 @@ export async function driveTurn(options: {
       emit: (event) => {
         run.emit(event);
       },
+      onProgress: (current) => {
+        run.recordProgress(current);
+      },
       logger,
       clock: options.clock,
       ...(approvals === undefined ? {} : { gate: approvals.gate }),
@@ -91,6 +94,8 @@ export async function driveTurn(options: {
       return;
     }
     terminal = resolveTurnOutcome({ outcome, kind: run.kind, maxIterations: options.maxIterations, cancelReason: run.cancelReason });
+    // The loop was stopped because its events could not be stored: that, not a cancel, is how it ended.
+    if (run.storeFailure !== undefined) terminal = storeFailedOutcome(terminal.finish);
   } catch (error) {
     logger.error({ err: error }, 'turn failed with an internal error');
     const failure = { code: 'internal_error', message: 'the turn stopped because of an internal error' };

@@ -7,7 +7,7 @@ const errorSchema = z.object({
   reason: z.string().optional().describe('A finer cause, e.g. `schema_noncompliance` for `no_result_submitted`.'),
 });
 const repairSchema = z
-  .enum(['none', 'empty_object', 'code_fence', 'balanced_object', 'closed_containers'])
+  .enum(['none', 'empty_object', 'code_fence', 'balanced_object', 'escaped_control_characters', 'closed_containers'])
   .describe('The rung of the argument repair ladder that produced the arguments.');
 const jsonObject = z.record(z.string(), z.unknown());
 

@@ -69,3 +69,16 @@ export function resolveTurnOutcome(options: {
     }
   }
 }
+
+/**
+ * The end of a turn whose events could not be stored: `turn.failed` with code `store_error`.
+ * Keeps the counts and any output of the outcome it replaces.
+ */
+export function storeFailedOutcome(progress: Pick<TurnFinish, 'iterations' | 'usage' | 'output'>): { event: TurnEventBody; finish: Omit<TurnFinish, 'finishedAt'> } {
+  const error = { code: 'store_error', message: 'the turn stopped because its events could not be stored' };
+  const { iterations, usage, output } = progress;
+  return {
+    event: { type: 'turn.failed', error, ...(output === null ? {} : { output }), iterations, usage },
+    finish: { status: 'failed', iterations, usage, output, error, outcome: 'store_error' },
+  };
+}

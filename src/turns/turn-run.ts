@@ -1,38 +1,57 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { StoredEvent, TurnFinish, TurnStore } from '../store/turn-store.js';
+import { retryStoreWrite } from '../store/retry-store-write.js';
+import type { StoredEvent, TurnFinish, TurnProgress, TurnStore } from '../store/turn-store.js';
+import { DeltaCoalescer } from './delta-coalescer.js';
+import { EventWindow, type NumberedEvent } from './event-window.js';
+import { storeFailedOutcome } from './turn-outcome.js';
 import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from './turn-events.js';
 
-/** Receives each event with its JSON text, serialised once for the store and every stream. */
 /** How long an event may wait to be stored together with the ones after it. */
 const FLUSH_WINDOW_MS = 5;
 
-export type TurnListener = (event: TurnEvent, stored: StoredEvent) => void;
+/**
+ * Receives each delivered event with its JSON text (serialised once for the store and every
+ * stream). Returning `false` detaches the listener: a consumer that fell behind stops taking
+ * events from memory and reads the store instead.
+ */
+export type TurnListener = (event: TurnEvent, stored: StoredEvent) => boolean;
+
+/** Why a turn's events could not be stored; the turn then ends `failed` with code `store_error`. */
+export interface StoreFailure {
+  readonly error: unknown;
+}
 
 /**
  * A turn in flight in this process: it numbers its events, writes them to the store in order
- * (in short batches, see #scheduleFlush), and only then delivers them to
- * live listeners. So nothing is ever seen that is not stored: a client that resumes with
- * `Last-Event-ID` after a crash finds exactly what it saw, and the terminal event is stored
- * with the final record before anyone sees it.
+ * (in short batches, see #scheduleFlush; a failed write is retried), and only then delivers
+ * them to live listeners. So nothing is ever seen that is not stored: a client that resumes
+ * with `Last-Event-ID` finds exactly what it saw, and the terminal event is stored with the
+ * final record before anyone sees it. Runs of `message.delta` are coalesced before they are
+ * numbered, and only a bounded window of delivered events stays in memory; a listener that
+ * needs older ones reads them from the store.
  */
 export class TurnRun {
   readonly id: string;
   readonly agentId: string;
   readonly kind: TurnKind;
   readonly #controller = new AbortController();
-  /** Stored and delivered, in order. */
-  readonly #delivered: { event: TurnEvent; stored: StoredEvent }[] = [];
+  readonly #window = new EventWindow();
+  readonly #deltas: DeltaCoalescer;
   readonly #listeners = new Set<TurnListener>();
   readonly #store: TurnStore;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #retryDelaysMs: readonly number[] | undefined;
   /** Numbered, not yet stored. */
-  #pending: { event: TurnEvent; stored: StoredEvent }[] = [];
+  #pending: NumberedEvent[] = [];
+  #progress: TurnProgress | undefined;
   #nextSeq = 1;
+  #lastStoredSeq = 0;
   #flushing: Promise<void> = Promise.resolve();
   #flushScheduled = false;
   #cancelReason: CancelReason | undefined;
+  #storeFailure: StoreFailure | undefined;
   #finished = false;
   #ended = false;
   #suspended = false;
@@ -46,17 +65,24 @@ export class TurnRun {
     store: TurnStore;
     clock: Clock;
     logger: Logger;
-    /** The events a resumed turn already has in the store: replayed to subscribers, numbering goes on after them. */
+    /** Waits between attempts of a failed store write (tests shorten them). */
+    retryDelaysMs?: readonly number[];
+    /** The events a resumed turn already has in the store: the window holds the latest, numbering goes on after them. */
     history?: readonly StoredEvent[];
   }) {
-    for (const stored of options.history ?? []) this.#delivered.push({ event: JSON.parse(stored.json) as TurnEvent, stored });
-    this.#nextSeq = (this.#delivered.at(-1)?.event.seq ?? 0) + 1;
     this.id = options.id;
     this.agentId = options.agentId;
     this.kind = options.kind;
     this.#store = options.store;
     this.#clock = options.clock;
     this.#logger = options.logger;
+    this.#retryDelaysMs = options.retryDelaysMs;
+    this.#deltas = new DeltaCoalescer({ now: () => this.#clock.now().toISOString() });
+    for (const stored of options.history ?? []) {
+      this.#window.push({ event: JSON.parse(stored.json) as TurnEvent, stored });
+      this.#lastStoredSeq = stored.seq;
+    }
+    this.#nextSeq = this.#lastStoredSeq + 1;
     this.#done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -71,8 +97,18 @@ export class TurnRun {
     return this.#cancelReason;
   }
 
+  /** Set when events could not be stored even after retries: the turn is stopped and ends `failed`. */
+  get storeFailure(): StoreFailure | undefined {
+    return this.#storeFailure;
+  }
+
   get finished(): boolean {
     return this.#finished;
+  }
+
+  /** True once `finish` is complete: the terminal event stored and delivered (or refused by the store). */
+  get over(): boolean {
+    return this.#ended;
   }
 
   /** True once the turn is parked in the store: it goes on (here or on another replica) only when decided. */
@@ -80,53 +116,87 @@ export class TurnRun {
     return this.#suspended;
   }
 
-  /** Resolves once the terminal event is stored and delivered. */
+  /** Resolves once the turn is over: its terminal event stored and delivered (or, if the store refused it, logged). */
   get done(): Promise<void> {
     return this.#done;
   }
 
   /** Aborts the turn; the first reason wins. */
   cancel(reason: CancelReason): void {
-    if (this.#finished || this.#cancelReason !== undefined) return;
+    if (this.#finished || this.#cancelReason !== undefined || this.#storeFailure !== undefined) return;
     this.#cancelReason = reason;
     this.#controller.abort(new Error(`turn cancelled: ${reason}`));
   }
 
   /**
-   * Numbers an event and queues it; it is stored, then delivered, within the tick. After the
-   * end it is dropped: a tool that ignored its signal may still report, but the turn is over.
+   * Numbers an event and queues it; it is stored, then delivered, within a few milliseconds.
+   * Deltas of one message are merged first (see DeltaCoalescer). After the end it is dropped:
+   * a tool that ignored its signal may still report, but the turn is over.
    */
   emit(body: TurnEventBody): void {
     if (TERMINAL_EVENT_TYPES.has(body.type)) throw new Error('terminal events go through finish()');
-    if (this.#finished) {
+    if (this.#finished || this.#storeFailure !== undefined) {
       this.#logger.debug({ turnId: this.id, type: body.type }, 'event after the end of the turn dropped');
       return;
     }
-    this.#pending.push(this.#number(body));
+    if (body.type === 'message.delta') {
+      for (const closed of this.#deltas.add({ iteration: body.iteration, delta: body.delta })) this.#pending.push(this.#number(closed.body, closed.at));
+    } else {
+      this.#closeDelta();
+      this.#pending.push(this.#number(body));
+    }
     this.#scheduleFlush();
   }
 
-  /** Stores the terminal event with the final record, then delivers it. Exactly once. */
+  /** Keeps the turn's iterations and usage; written to its record with the next batch. */
+  recordProgress(progress: TurnProgress): void {
+    if (this.#finished) return;
+    this.#progress = { iterations: progress.iterations, usage: { ...progress.usage } };
+    this.#scheduleFlush();
+  }
+
+  /**
+   * Stores the terminal event with the final record, then delivers it. Exactly once. When the
+   * turn's events could not be stored, the unstored ones are dropped (nobody saw them) and the
+   * terminal event follows the last stored one. When even the end cannot be stored, nothing is
+   * delivered and the record stays `running` until the orphan sweep interrupts it.
+   */
   async finish(body: TurnEventBody, finish: Omit<TurnFinish, 'finishedAt'>): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
-    const terminal = this.#number(body);
     await this.#flushing;
+    if (this.#storeFailure !== undefined) {
+      this.#pending = [];
+      this.#deltas.take();
+      this.#nextSeq = this.#lastStoredSeq + 1;
+    }
+    this.#closeDelta();
+    const terminal = this.#number(body);
     const batch = [...this.#pending, terminal];
     this.#pending = [];
-    try {
-      await this.#store.finishTurn(
-        this.id,
-        batch.map((entry) => entry.stored),
-        { ...finish, finishedAt: terminal.event.at },
-      );
-    } catch (error) {
-      this.#logger.error({ err: error, turnId: this.id }, 'could not store the end of a turn');
+    let delivered: NumberedEvent[] | undefined = (await this.#finishWith(batch, finish)) ? batch : undefined;
+    if (delivered === undefined && batch.length > 1) {
+      // Perhaps the events were the trouble: end the turn after the last stored one, failed.
+      this.#nextSeq = this.#lastStoredSeq + 1;
+      const failed = storeFailedOutcome(finish);
+      const alone = this.#number(failed.event);
+      if (await this.#finishWith([alone], failed.finish)) delivered = [alone];
     }
-    this.#deliver(batch);
+    if (delivered !== undefined) this.#deliver(delivered);
     this.#ended = true;
     this.#listeners.clear();
     this.#resolveDone();
+  }
+
+  #finishWith(batch: readonly NumberedEvent[], finish: Omit<TurnFinish, 'finishedAt'>): Promise<boolean> {
+    const finishedAt = batch.at(-1)?.event.at ?? this.#clock.now().toISOString();
+    return this.#write('store the end of a turn', () =>
+      this.#store.finishTurn(
+        this.id,
+        batch.map((entry) => entry.stored),
+        { ...finish, finishedAt },
+      ),
+    );
   }
 
   /**
@@ -138,10 +208,11 @@ export class TurnRun {
   async suspend(bodies: readonly TurnEventBody[], write: (events: readonly StoredEvent[]) => Promise<void>): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
-    const numbered = bodies.map((body) => this.#number(body));
     await this.#flushing;
+    this.#closeDelta();
     const earlier = this.#pending;
     this.#pending = [];
+    const numbered = bodies.map((body) => this.#number(body));
     const batch = [...earlier, ...numbered];
     try {
       await write(batch.map((entry) => entry.stored));
@@ -151,6 +222,7 @@ export class TurnRun {
       this.#finished = false;
       throw error;
     }
+    this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
     this.#suspended = true;
     this.#deliver(batch);
     this.#ended = true;
@@ -159,13 +231,15 @@ export class TurnRun {
   }
 
   /**
-   * Replays the delivered events after `afterSeq`, then delivers new ones as they are stored,
-   * synchronously and in order, so a subscriber never misses or repeats one. Returns the
-   * unsubscribe function.
+   * Replays the delivered events after `afterSeq` that are still in memory, then delivers new
+   * ones as they are stored, synchronously and in order. Returns the detach function, or
+   * `undefined` when some event after `afterSeq` has already left the in-memory window: the
+   * caller reads the store up to where the window starts, then attaches again.
    */
-  subscribe(afterSeq: number, listener: TurnListener): () => void {
-    for (const entry of this.#delivered) {
-      if (entry.event.seq > afterSeq) listener(entry.event, entry.stored);
+  attach(afterSeq: number, listener: TurnListener): (() => void) | undefined {
+    if (!this.#window.covers(afterSeq)) return undefined;
+    for (const entry of this.#window.after(afterSeq)) {
+      if (!listener(entry.event, entry.stored)) return () => undefined;
     }
     if (this.#ended) return () => undefined;
     this.#listeners.add(listener);
@@ -174,18 +248,43 @@ export class TurnRun {
     };
   }
 
-  #number(body: TurnEventBody): { event: TurnEvent; stored: StoredEvent } {
+  #number(body: TurnEventBody, at?: string): NumberedEvent {
     // `type`, `turnId`, `seq`, `at` lead every event, so a person reading the stream sees them first.
     const { type, ...fields } = body;
-    const event = { type, turnId: this.id, seq: this.#nextSeq, at: this.#clock.now().toISOString(), ...fields } as TurnEvent;
+    const event = { type, turnId: this.id, seq: this.#nextSeq, at: at ?? this.#clock.now().toISOString(), ...fields } as TurnEvent;
     this.#nextSeq += 1;
     return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
   }
 
-  #deliver(batch: readonly { event: TurnEvent; stored: StoredEvent }[]): void {
+  #closeDelta(): void {
+    const open = this.#deltas.take();
+    if (open !== undefined) this.#pending.push(this.#number(open.body, open.at));
+  }
+
+  #deliver(batch: readonly NumberedEvent[]): void {
     for (const entry of batch) {
-      this.#delivered.push(entry);
-      for (const listener of this.#listeners) listener(entry.event, entry.stored);
+      this.#window.push(entry);
+      for (const listener of this.#listeners) {
+        if (!listener(entry.event, entry.stored)) this.#listeners.delete(listener);
+      }
+    }
+  }
+
+  /** Runs a store write with retries; false (logged) when it failed for good. */
+  async #write(what: string, write: () => Promise<void>): Promise<boolean> {
+    try {
+      await retryStoreWrite({
+        write,
+        ...(this.#retryDelaysMs === undefined ? {} : { delaysMs: this.#retryDelaysMs }),
+        onRetry: (error, attempt) => {
+          this.#logger.warn({ err: error, turnId: this.id, attempt }, `could not ${what}; retrying`);
+        },
+      });
+      return true;
+    } catch (error) {
+      this.#logger.error({ err: error, turnId: this.id }, `could not ${what}`);
+      if (this.#storeFailure === undefined) this.#storeFailure = { error };
+      return false;
     }
   }
 
@@ -205,18 +304,32 @@ export class TurnRun {
   }
 
   async #flush(): Promise<void> {
-    if (this.#finished || this.#pending.length === 0) return;
+    if (this.#finished || this.#storeFailure !== undefined) return;
+    this.#closeDelta();
     const batch = this.#pending;
     this.#pending = [];
-    try {
-      await this.#store.appendEvents(
-        this.id,
-        batch.map((entry) => entry.stored),
+    if (batch.length > 0) {
+      const stored = await this.#write('store turn events', () =>
+        this.#store.appendEvents(
+          this.id,
+          batch.map((entry) => entry.stored),
+        ),
       );
-    } catch (error) {
-      // Deliver anyway: a live client should not hang because the store is failing.
-      this.#logger.error({ err: error, turnId: this.id }, 'could not store turn events');
+      if (!stored) {
+        // Nobody may see what the store lacks: stop the turn; it ends `failed` (see finish).
+        this.#controller.abort(new Error('turn events could not be stored'));
+        return;
+      }
+      this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
+      this.#deliver(batch);
     }
-    this.#deliver(batch);
+    const progress = this.#progress;
+    this.#progress = undefined;
+    if (progress !== undefined) {
+      // Progress is a convenience for interrupted turns; failing to keep it ends nothing.
+      await this.#store.recordProgress(this.id, progress).catch((error: unknown) => {
+        this.#logger.warn({ err: error, turnId: this.id }, 'could not record turn progress');
+      });
+    }
   }
 }

@@ -6,19 +6,20 @@ import { ApprovalService } from '../approvals/approval-service.js';
 import { resumeParkedTurn } from '../approvals/resume-parked-turn.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import { pause, whenAborted } from '../concurrency/wait.js';
+import { pause } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
 import { invalidRequest, ServiceError, turnNotFound } from '../service-error.js';
 import type { AdmissionRequest } from '../store/coordination-store.js';
-import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
+import type { TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
 import { toToolSnapshot } from './provider-tools.js';
-import { readStoredEvents } from './read-stored-events.js';
 import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
+import { followTurnEvents, type EventSink } from './follow-turn-events.js';
+import { isEndedStatus } from './turn-status.js';
 import type { TurnRequest } from './turn-request.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
@@ -65,6 +66,8 @@ export type TurnSubmission = { readonly kind: 'started'; readonly run: TurnRun }
 
 /** How long a cancel through another replica waits for the owner to end the turn before answering. */
 const REMOTE_CANCEL_WAIT_MS = 5_000;
+/** How long a tail of a turn on another replica waits for a NOTIFY before it reads the store anyway. */
+const FOLLOW_POLL_MS = 500;
 
 /**
  * Runs turns: plans them, creates their records, drives the loop in the background, and ends
@@ -327,45 +330,40 @@ export class TurnService {
   }
 
   /**
-   * Delivers a turn's events after `afterSeq`: from memory when the turn runs here, otherwise
-   * from the store. With `follow`, keeps delivering live events (polling the store while
-   * another replica runs the turn) and resolves after the terminal one or when `signal`
-   * aborts; without, resolves after what exists now.
+   * Delivers a turn's events after `afterSeq` to `sink`, bounded by what the sink can hold
+   * (see followTurnEvents): from memory while the turn runs here and the consumer keeps up,
+   * from the store otherwise. With `follow`, until the terminal event, the end of the turn,
+   * or `signal`; without, what is stored now.
    */
-  async streamEvents(options: {
-    turnId: string;
-    afterSeq: number;
-    follow: boolean;
-    signal: AbortSignal;
-    onEvent: (event: StoredEvent) => void;
-  }): Promise<void> {
-    const { turnId, onEvent, follow } = options;
+  async streamEvents(options: { turnId: string; afterSeq: number; follow: boolean; signal: AbortSignal; sink: EventSink }): Promise<void> {
+    const { store } = this.#options;
+    const { turnId, follow } = options;
+    // Followers of turns that run nowhere here (parked, or on another replica) end when the service closes.
     const signal = AbortSignal.any([options.signal, this.#closing.signal]);
-    const run = this.#runs.get(turnId);
-    // A suspended run (the turn parked) has ended here; the store has the rest.
-    if (run !== undefined && !run.suspended) {
-      const unsubscribe = run.subscribe(options.afterSeq, (_event, stored) => {
-        onEvent(stored);
-      });
-      if (follow) await Promise.race([run.done, whenAborted(signal)]);
-      unsubscribe();
-      return;
-    }
-    await this.getTurn(turnId);
     // Another replica runs it: its committed events signal us (NOTIFY), so the tail does not wait out a poll.
     const waiter = follow ? new SignalWaiter({ signals: this.#options.signals, topic: 'events', id: turnId }) : undefined;
-    const read = await readStoredEvents({
-      store: this.#options.store,
-      turnId,
-      afterSeq: options.afterSeq,
-      follow,
-      signal,
-      onEvent,
-      runsHere: () => this.#runsHere(turnId),
-      ...(waiter === undefined ? {} : { waitForMore: (pollMs: number, abort: AbortSignal) => waiter.wait(pollMs, abort) }),
-    }).finally(() => waiter?.dispose());
-    // The turn started running here while we polled (a retried request, a resumed turn): follow it from memory.
-    if (!read.ended && follow && !signal.aborted && this.#runsHere(turnId)) await this.streamEvents({ ...options, signal, afterSeq: read.lastSeq });
+    try {
+      await followTurnEvents({
+        ...options,
+        signal,
+        store,
+        // A suspended run (the turn parked) has ended here; the store has the rest, and a resumed run replaces it.
+        localRun: () => {
+          const run = this.#runs.get(turnId);
+          return run?.suspended === true ? undefined : run;
+        },
+        hasEnded: async () => isEndedStatus((await this.getTurn(turnId)).status),
+        ...(waiter === undefined ? {} : { waitForMore: (abort: AbortSignal) => waiter.wait(FOLLOW_POLL_MS, abort) }),
+      });
+    } finally {
+      waiter?.dispose();
+    }
+  }
+
+  /** True when the turn has ended and nothing is stored after `afterSeq` (its terminal event is at or before it). */
+  async isOverAfter(turnId: string, afterSeq: number): Promise<boolean> {
+    if (!isEndedStatus((await this.getTurn(turnId)).status)) return false;
+    return (await this.#options.store.listEvents(turnId, { afterSeq, limit: 1 })).length === 0;
   }
 
   /** Stops taking turns (readiness turns 503). */
@@ -386,10 +384,6 @@ export class TurnService {
     await Promise.all(runs.map((run) => run.done));
     this.#cancelWatcher.stop();
     this.#closing.abort();
-  }
-
-  #runsHere(turnId: string): boolean {
-    return this.#runs.get(turnId)?.suspended === false;
   }
 
   /** Goes on with a parked turn this process claimed by recording its last decision. */

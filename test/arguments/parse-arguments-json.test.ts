@@ -104,6 +104,25 @@ describe('parseArgumentsJson: each rung of the ladder', () => {
     expectRepaired('{"a":"b"', { a: 'b' }, 'closed_containers');
   });
 
+  it('escapes raw line breaks and tabs inside a string, recording the rung "escaped_control_characters"', () => {
+    expectRepaired('{"path":"a.py","content":"def f():\n\treturn 1\r\n"}', { path: 'a.py', content: 'def f():\n\treturn 1\r\n' }, 'escaped_control_characters');
+  });
+
+  it('leaves line breaks between tokens alone and keeps escaped ones as they were', () => {
+    expectRepaired('{\n\t"a": "x\ny",\n\t"b": "already \\n escaped"\n}', { a: 'x\ny', b: 'already \n escaped' }, 'escaped_control_characters');
+    expectRepaired('{\n\t"a": 1\n}', { a: 1 }, 'none');
+  });
+
+  it('does not end a string at an escaped quote when escaping', () => {
+    expectRepaired('{"a":"say \\"hi\\"\nthen go"}', { a: 'say "hi"\nthen go' }, 'escaped_control_characters');
+  });
+
+  it('records the higher rung when escaping combines with a fence, prose or a cut', () => {
+    expectRepaired('```json\n{"a":"x\ny"}\n```', { a: 'x\ny' }, 'escaped_control_characters');
+    expectRepaired('Here you go: {"a":"x\ny"} done', { a: 'x\ny' }, 'escaped_control_characters');
+    expectRepaired('{"a":"x\ny"', { a: 'x\ny' }, 'closed_containers');
+  });
+
   it('repairs at exactly 64 KiB and not one byte more', () => {
     const atLimit = trailingCommaObjectOfBytes(MAX_REPAIR_BYTES);
     expect(parse(atLimit)).toEqual({ ok: true, value: { text: expect.any(String) as unknown }, repair: 'closed_containers' });
@@ -199,9 +218,18 @@ describe('parseArgumentsJson: giving up rather than guessing', () => {
     expectRefused('{"a":NaN}', /would change more than closing brackets and commas/);
   });
 
-  it('does not let jsonrepair escape a raw line break or concatenate strings', () => {
-    expectRefused('{"a":"line\nbreak"}', /would change more than closing brackets and commas/);
+  it('does not let jsonrepair concatenate strings', () => {
     expectRefused('{"a":"x"+"y"}', /would change more than closing brackets and commas/);
+  });
+
+  it('escapes only line feeds, carriage returns and tabs: other raw control characters are still refused', () => {
+    expectRefused('{"a":"bell\u0007here"}', /not valid JSON|would change more/);
+    expectRefused('{"a":"nul\u0000here"}', /not valid JSON|would change more/);
+    expectRefused('{"a":"form\ffeed"}', /not valid JSON|would change more/);
+  });
+
+  it('still gives up on a string cut off after a raw line break', () => {
+    expectRefused('{"content":"line one\nline tw', /cut off inside a string/);
   });
 
   it('does not close a container with the wrong bracket', () => {

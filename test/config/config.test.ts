@@ -33,22 +33,62 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DEFAULT_MAX_ITERATIONS: '50', MAX_ITERATIONS_LIMIT: '10' })).toThrow(/MAX_ITERATIONS_LIMIT/);
   });
 
-  it('treats empty variables as unset', () => {
-    expect(loadConfig({ OPENAI_API_KEY: '', PORT: '' }).port).toBe(8080);
+  it('treats empty variables as unset, except where the service listens and keeps its data', () => {
+    expect(loadConfig({ OPENAI_API_KEY: '', SSE_PING_MS: '' })).toMatchObject({ model: { apiKey: undefined }, http: { ssePingMs: 15_000 } });
+    for (const name of ['PORT', 'HOST', 'DATA_DIR']) expect(() => loadConfig({ [name]: '' })).toThrow(new RegExp(`${name}: is set but empty`));
+  });
+
+  it('reads numbers in decimal digits only', () => {
+    expect(loadConfig({ PORT: '18080' }).port).toBe(18_080);
+    for (const port of ['0x46A0', '1e3', '80.0', ' 80', '+80', '-1', '0b1', '8080abc']) {
+      expect(() => loadConfig({ PORT: port }), port).toThrow(/PORT: /);
+    }
+    expect(() => loadConfig({ MAX_CONCURRENT_TURNS: '0x10' })).toThrow(/MAX_CONCURRENT_TURNS: must be a whole number in decimal digits/);
+  });
+
+  it('refuses a request timeout shorter than the headers timeout', () => {
+    expect(loadConfig({}).http).toMatchObject({ requestTimeoutMs: 10_000, headersTimeoutMs: 5_000 });
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '3000' })).toThrow(/REQUEST_TIMEOUT_MS: must be at least HEADERS_TIMEOUT_MS/);
   });
 });
 
+/** Starts the real process with `env` and resolves with its exit code and stderr. */
+async function startProcess(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // A process that starts after all (the bug this guards against) is stopped, not left listening.
+  const stop = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(stop);
+  return { code, stderr };
+}
+
 describe('the process with a wrong setting', () => {
   it('stops with exit code 78 and a message naming the variable', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      cwd: path.resolve(import.meta.dirname, '../..'),
-      env: { PATH: process.env['PATH'] ?? '', PORT: 'not-a-port' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, stderr } = await startProcess({ PORT: 'not-a-port' });
     expect(code).toBe(78);
     expect(stderr).toMatch(/turn-runtime cannot start: invalid configuration:\n\s+- PORT: /);
   }, 30_000);
+
+  it('refuses PORT=0x46A0 and PORT= with exit code 78', async () => {
+    for (const port of ['0x46A0', '']) {
+      const { code, stderr } = await startProcess({ PORT: port });
+      expect(code, port).toBe(78);
+      expect(stderr).toMatch(/- PORT: /);
+    }
+  }, 60_000);
+
+  it('stops with exit code 78 naming DATA_DIR when the data folder cannot be created, not with a stack', async () => {
+    for (const dataDir of ['/etc/passwd', '/etc/passwd/data']) {
+      const { code, stderr } = await startProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+      expect(code, dataDir).toBe(78);
+      expect(stderr).toMatch(/turn-runtime cannot start: invalid configuration:\n\s+- DATA_DIR: cannot create or write the data folder/);
+      expect(stderr).not.toMatch(/\n\s+at /);
+    }
+  }, 60_000);
 });

@@ -164,6 +164,35 @@ describe.each(dialects)('KyselyTurnStore on $dialect', ({ locate }) => {
     expect((await store.listEvents('t2', { afterSeq: 0, limit: 10 })).every((stored) => stored.json.includes('"turnId":"t2"'))).toBe(true);
   });
 
+  it('stores a batch of 20,000 events (more than one statement may bind), all or nothing', async () => {
+    await store.createTurn(newTurn('t1'));
+    const many = Array.from({ length: 20_000 }, (_, index) => event('t1', index + 1, 'x'.repeat(7)));
+    await store.appendEvents('t1', many);
+    const listed: StoredEvent[] = [];
+    while (listed.length < many.length) listed.push(...(await store.listEvents('t1', { afterSeq: listed.length, limit: 5_000 })));
+    expect(listed).toEqual(many);
+    // A clash in the last chunk undoes the earlier chunks of the same batch too.
+    const clashing = Array.from({ length: 2_500 }, (_, index) => event('t1', 20_001 + index));
+    clashing.push(event('t1', 5));
+    await expect(store.appendEvents('t1', clashing)).rejects.toThrow();
+    expect(seqs(await store.listEvents('t1', { afterSeq: 19_999, limit: 10 }))).toEqual([20_000]);
+    await store.finishTurn('t1', Array.from({ length: 9_000 }, (_, index) => event('t1', 20_001 + index)), {
+      status: 'completed', finishedAt: CREATED_AT, iterations: 1, output: 'x', error: null, outcome: 'final_answer', usage: { inputTokens: 0, outputTokens: 0 },
+    });
+    expect(seqs(await store.listEvents('t1', { afterSeq: 28_999, limit: 10 }))).toEqual([29_000]);
+  });
+
+  it('keeps the progress of a running turn in its record, and not after it has ended', async () => {
+    await store.createTurn(newTurn('t1'));
+    await store.recordProgress('t1', { iterations: 2, usage: { inputTokens: 300, outputTokens: 40 } });
+    expect(await store.getTurn('t1')).toMatchObject({ status: 'running', iterations: 2, usage: { inputTokens: 300, outputTokens: 40 } });
+    await store.finishTurn('t1', [event('t1', 1)], {
+      status: 'completed', finishedAt: CREATED_AT, iterations: 3, output: 'x', error: null, outcome: 'final_answer', usage: { inputTokens: 500, outputTokens: 60 },
+    });
+    await store.recordProgress('t1', { iterations: 9, usage: { inputTokens: 1, outputTokens: 1 } });
+    expect(await store.getTurn('t1')).toMatchObject({ status: 'completed', iterations: 3, usage: { inputTokens: 500, outputTokens: 60 } });
+  });
+
   it('orders events by number, not as text', async () => {
     await store.createTurn(newTurn('t1'));
     await store.appendEvents('t1', Array.from({ length: 12 }, (_, index) => event('t1', index + 1)));

@@ -13,6 +13,8 @@ export interface OpenStream {
   readonly messages: SseMessage[];
   /** Comment lines seen (": ping"). */
   readonly comments: string[];
+  /** Values of `retry:` fields seen. */
+  readonly retries: string[];
   /** Resolves with the first message for which `predicate` holds (already seen ones count). */
   waitFor(predicate: (message: SseMessage) => boolean, timeoutMs?: number): Promise<SseMessage>;
   /** Resolves when the server ends the stream. */
@@ -45,15 +47,15 @@ export function openStream(options: {
     request.on('response', (response) => {
       const messages: SseMessage[] = [];
       const comments: string[] = [];
+      const retries: string[] = [];
       const waiters: { predicate: (message: SseMessage) => boolean; resolve: (message: SseMessage) => void }[] = [];
       let buffer = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
-        buffer += chunk;
-        let boundary = buffer.indexOf('\n\n');
-        while (boundary !== -1) {
-          const frame = buffer.slice(0, boundary);
-          buffer = buffer.slice(boundary + 2);
+        // Split once per chunk (not slice per frame): a megabyte chunk of small frames stays linear.
+        const frames = (buffer + chunk).split('\n\n');
+        buffer = frames.pop() ?? '';
+        for (const frame of frames) {
           const message: { id?: string; event?: string; data: string } = { data: '' };
           let isComment = true;
           for (const line of frame.split('\n')) {
@@ -68,8 +70,10 @@ export function openStream(options: {
             if (field === 'id') message.id = value;
             else if (field === 'event') message.event = value;
             else if (field === 'data') message.data += value;
+            else if (field === 'retry') retries.push(value);
           }
-          if (!isComment) {
+          // A block without data (e.g. only `retry:`) dispatches no message, as in EventSource.
+          if (!isComment && message.data !== '') {
             messages.push(message);
             for (const waiter of [...waiters]) {
               if (waiter.predicate(message)) {
@@ -78,7 +82,6 @@ export function openStream(options: {
               }
             }
           }
-          boundary = buffer.indexOf('\n\n');
         }
       });
       const ended = new Promise<void>((resolveEnd) => {
@@ -90,13 +93,14 @@ export function openStream(options: {
         request,
         messages,
         comments,
+        retries,
         ended,
         waitFor(predicate, timeoutMs = 10_000) {
           const seen = messages.find(predicate);
           if (seen !== undefined) return Promise.resolve(seen);
           return new Promise((resolveWait, rejectWait) => {
             const timer = setTimeout(() => {
-              rejectWait(new Error(`no matching SSE message within ${timeoutMs} ms; got ${messages.map((m) => m.event).join(', ')}`));
+              rejectWait(new Error(`no matching SSE message within ${timeoutMs} ms; got ${messages.length} messages, the last: ${messages.slice(-5).map((m) => m.event).join(', ')}`));
             }, timeoutMs);
             waiters.push({
               predicate,

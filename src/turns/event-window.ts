@@ -1,0 +1,43 @@
+import type { StoredEvent } from '../store/turn-store.js';
+import type { TurnEvent } from './turn-events.js';
+
+/** An event with its stored form. */
+export interface NumberedEvent {
+  readonly event: TurnEvent;
+  readonly stored: StoredEvent;
+}
+
+const MAX_EVENTS = 512;
+const MAX_JSON_CHARS = 1024 * 1024;
+
+/**
+ * The most recent delivered events of a running turn, bounded by count and by size, so a
+ * long turn does not live in memory: live listeners that are caught up are served from here,
+ * everyone else from the store.
+ */
+export class EventWindow {
+  readonly #entries: NumberedEvent[] = [];
+  #chars = 0;
+  #lastSeq = 0;
+
+  push(entry: NumberedEvent): void {
+    this.#entries.push(entry);
+    this.#chars += entry.stored.json.length;
+    this.#lastSeq = entry.event.seq;
+    while (this.#entries.length > 1 && (this.#entries.length > MAX_EVENTS || this.#chars > MAX_JSON_CHARS)) {
+      const dropped = this.#entries.shift();
+      this.#chars -= dropped?.stored.json.length ?? 0;
+    }
+  }
+
+  /** True when every delivered event after `afterSeq` is still here. */
+  covers(afterSeq: number): boolean {
+    const first = this.#entries[0];
+    return afterSeq >= this.#lastSeq || (first !== undefined && first.event.seq <= afterSeq + 1);
+  }
+
+  /** The events here after `afterSeq`, in order (a copy). */
+  after(afterSeq: number): NumberedEvent[] {
+    return this.#entries.filter((entry) => entry.event.seq > afterSeq);
+  }
+}

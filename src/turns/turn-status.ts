@@ -1,0 +1,8 @@
+import type { TurnStatus } from '../store/turn-store.js';
+
+const ENDED: ReadonlySet<string> = new Set<TurnStatus>(['completed', 'failed', 'cancelled', 'interrupted']);
+
+/** True for the statuses of a turn that has ended for good (its terminal event is stored). */
+export function isEndedStatus(status: string): boolean {
+  return ENDED.has(status);
+}
