@@ -5,6 +5,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, val
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { metricsRoutes } from '../routes/metrics.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
@@ -12,6 +13,7 @@ import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
+import type { ServiceMetrics } from './observability/service-metrics.js';
 import type { TurnService } from './turns/turn-service.js';
 
 /** The app as built: Zod-typed routes. */
@@ -21,6 +23,7 @@ export interface BuildAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly service: TurnService;
+  readonly metrics: ServiceMetrics;
   readonly version?: string;
 }
 
@@ -56,7 +59,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     void parseJson(request, text, done);
   });
 
-  if (config.http.apiToken !== undefined) app.addHook('onRequest', createAuthenticator(config.http.apiToken));
+  if (config.http.apiToken !== undefined) {
+    app.addHook('onRequest', createAuthenticator(config.http.apiToken, { publicPaths: config.observability.metricsPublic ? ['/metrics'] : [] }));
+  }
   if (config.http.rateLimitPerMinute > 0) {
     await app.register(fastifyRateLimit, {
       max: config.http.rateLimitPerMinute,
@@ -87,6 +92,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
+  await app.register(metricsRoutes, { metrics: options.metrics });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

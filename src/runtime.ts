@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import type { HostLookup } from './net/guarded-lookup.js';
+import { createObservability } from './observability/create-observability.js';
+import { createTracingFetch } from './observability/genai-tracing.js';
+import type { Observability } from './observability/observability.js';
 import { detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { openTurnStore } from './store/open-turn-store.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
@@ -25,6 +29,7 @@ export interface Runtime {
   readonly app: App;
   readonly service: TurnService;
   readonly store: TurnStore;
+  readonly observability: Observability;
 }
 
 /**
@@ -39,9 +44,13 @@ export async function createRuntime(options: {
   readonly newTurnId?: () => string;
   /** Name resolution for web_fetch; tests inject one to map names without real DNS. */
   readonly lookup?: HostLookup;
+  /** Turns tracing on with these processors whatever the configuration says (tests: an in-memory exporter). */
+  readonly spanProcessors?: readonly SpanProcessor[];
+  readonly version?: string;
 }): Promise<Runtime> {
   const { config, logger } = options;
   const store = await openTurnStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const observability = createObservability({ config: config.observability, version: options.version ?? '0.1.0', spanProcessors: options.spanProcessors });
   try {
     const clock = options.clock ?? systemClock;
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
@@ -87,21 +96,28 @@ export async function createRuntime(options: {
       config,
       store,
       services,
-      openAIClient: createSharedOpenAIClient({ config: config.model, logger }),
+      openAIClient: createSharedOpenAIClient({
+        config: config.model,
+        logger,
+        fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing }),
+      }),
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
       instanceId: config.instanceId ?? hostname(),
       sharedStore: config.databaseUrl !== undefined,
+      observability,
     });
-    const app = await buildApp({ config, logger, service });
+    const app = await buildApp({ config, logger, service, metrics: observability.metrics });
     app.addHook('onClose', async () => {
       await services.mcp.close();
       await store.close();
+      await observability.tracing?.shutdown();
     });
-    return { app, service, store };
+    return { app, service, store, observability };
   } catch (error) {
     await store.close();
+    await observability.tracing?.shutdown();
     throw error;
   }
 }

@@ -7,6 +7,8 @@ import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
+import type { Observability } from '../observability/observability.js';
+import { observeTurn, type TraceHeaders } from '../observability/observe-turn.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
 import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
@@ -31,6 +33,8 @@ export interface TurnServiceOptions {
   readonly instanceId: string;
   /** True when other replicas share the store, so only stale heartbeats mark a turn orphaned. */
   readonly sharedStore: boolean;
+  /** Metrics, and tracing when it is on; every turn is watched through it. */
+  readonly observability: Observability;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -69,7 +73,7 @@ export class TurnService {
   }
 
   /** Validates, plans and starts a turn. Resolves once its record and `turn.started` exist. */
-  async startTurn(request: TurnRequest): Promise<TurnRun> {
+  async startTurn(request: TurnRequest, context: { readonly traceHeaders?: TraceHeaders } = {}): Promise<TurnRun> {
     const { config, store, clock, logger } = this.#options;
     if (this.#draining) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down' });
     if (this.#runs.size >= config.http.maxConcurrentTurns) {
@@ -114,6 +118,15 @@ export class TurnService {
 
     const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger });
     this.#runs.set(turnId, run);
+    const observed = observeTurn({
+      observability: this.#options.observability,
+      run,
+      model: plan.model,
+      provider: 'script' in request.model ? 'turn_runtime.scripted' : 'openai',
+      traceHeaders: context.traceHeaders,
+      logger: turnLogger,
+      clock,
+    });
     run.emit({
       type: 'turn.started',
       agentId: request.agent.id,
@@ -125,7 +138,7 @@ export class TurnService {
     const limits = request.limits ?? {};
     void driveTurn({
       run,
-      plan,
+      plan: { ...plan, model: observed.model },
       catalog,
       maxIterations: Math.min(limits.maxIterations ?? config.limits.defaultMaxIterations, config.limits.maxIterations),
       timeoutMs: Math.min(limits.timeoutMs ?? config.limits.defaultTimeoutMs, config.limits.maxTimeoutMs),
