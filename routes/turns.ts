@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
+import { traceHeadersOf } from '../src/http/trace-headers.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
@@ -34,7 +35,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
     async (request, reply) => {
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
-      const run = await service.startTurn(request.body);
+      const run = await service.startTurn(request.body, { traceHeaders: traceHeadersOf(request.headers) });
       if (format !== 'json') {
         streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
         return reply;
