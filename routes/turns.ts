@@ -4,6 +4,7 @@ import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-env
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
 import { traceHeadersOf } from '../src/http/trace-headers.js';
+import { bindTurnToRequestLog } from '../src/http/turn-request-log.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
@@ -36,6 +37,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
       const run = await service.startTurn(request.body, { traceHeaders: traceHeadersOf(request.headers) });
+      bindTurnToRequestLog({ request, reply, turnId: run.id });
       if (format !== 'json') {
         streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
         return reply;

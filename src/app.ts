@@ -13,6 +13,7 @@ import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
+import { bindTurnIdOfRoute } from './http/turn-request-log.js';
 import type { ServiceMetrics } from './observability/service-metrics.js';
 import type { TurnService } from './turns/turn-service.js';
 
@@ -44,6 +45,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
+  app.addHook('preHandler', bindTurnIdOfRoute);
 
   // An empty JSON body reads as "no body" (so `curl -X POST -H 'content-type: application/json'`
   // on cancel works); anything else goes through Fastify's own parser, prototype-poisoning guard included.
