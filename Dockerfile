@@ -18,14 +18,21 @@ RUN npm run build && npm prune --omit=dev
 FROM node:24-bookworm-slim
 # bubblewrap is run_command's sandbox; without it (or without user namespaces in the
 # container) the service starts anyway, logs why, and offers no run_command.
+# tini is PID 1: it forwards SIGTERM to Node and reaps the MCP servers and mcporter
+# processes that tools start, so none is left a zombie.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap \
+ && apt-get install -y --no-install-recommends bubblewrap tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# HOST=0.0.0.0 needs API_TOKEN (or ALLOW_UNAUTHENTICATED=true): the service refuses to start
+# open to the network without one (exit 78). SHUTDOWN_GRACE_MS=7000 lets running turns finish,
+# the rest cancel and the store close within `docker stop`'s default 10 s; with
+# `docker run --stop-timeout N`, set SHUTDOWN_GRACE_MS to about (N - 3) * 1000.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    SHUTDOWN_GRACE_MS=7000
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -33,8 +40,10 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# Node runs as PID 1 and handles SIGTERM itself (close-with-grace): it stops taking turns,
-# lets running ones finish within SHUTDOWN_GRACE_MS, cancels the rest, and exits.
+# Asks the port the service really listens on (PORT may be changed at `docker run -e PORT=…`).
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || '8080') + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Node handles SIGTERM (close-with-grace): it stops taking turns, lets running ones finish
+# within SHUTDOWN_GRACE_MS, cancels the rest, and exits.
 STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/src/server.js"]
