@@ -5,6 +5,7 @@ import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
 import { traceHeadersOf } from '../src/http/trace-headers.js';
 import { bindTurnToRequestLog } from '../src/http/turn-request-log.js';
+import { streamOwnTurnAsUiMessages } from '../src/http/ui-message-stream.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
@@ -30,14 +31,27 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
           'Assembles the turn\'s tools and runs the loop. By `Accept`: Server-Sent Events (`text/event-stream`, `*/*` or none), NDJSON (`application/x-ndjson`), both flushed as events happen; or `application/json`, which waits for the end and answers with the record and its events. The `turn-id` header names the turn. A streaming client that disconnects aborts the turn.',
         tags: ['turns'],
         body: turnRequestSchema,
+        querystring: z.object({
+          protocol: z
+            .enum(['ui-message'])
+            .optional()
+            .describe('`ui-message`: stream the turn as the AI SDK UI message stream v1 (for `useChat`); needs `Accept: text/event-stream`.'),
+        }),
         response: { 200: turnWithEventsSchema, 406: errorEnvelopeSchema, 413: errorEnvelopeSchema, 415: errorEnvelopeSchema, ...commonErrorResponses },
       },
     },
     async (request, reply) => {
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
+      if (request.query.protocol === 'ui-message' && format !== 'sse') {
+        throw new ServiceError({ statusCode: 406, code: 'not_acceptable', message: 'protocol=ui-message streams Server-Sent Events: Accept text/event-stream' });
+      }
       const run = await service.startTurn(request.body, { traceHeaders: traceHeadersOf(request.headers) });
       bindTurnToRequestLog({ request, reply, turnId: run.id });
+      if (request.query.protocol === 'ui-message') {
+        streamOwnTurnAsUiMessages({ run, reply, pingMs: ssePingMs });
+        return reply;
+      }
       if (format !== 'json') {
         streamOwnTurn({ run, reply, format, pingMs: ssePingMs });
         return reply;

@@ -44,6 +44,7 @@ const toolStarted = z.object({
   iteration: z.number().int(),
   executionMode: z.enum(['parallel', 'sequential']),
   repair: repairSchema,
+  arguments: jsonObject.optional().describe('The validated arguments the tool runs with.'),
 });
 const toolPresentation = z.object({
   type: z.literal('tool.presentation'),
