@@ -36,6 +36,8 @@ ENV NODE_ENV=production \
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The turn inspector's static pages (GET /ui), served as they are.
+COPY ui ./ui
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -8,12 +8,15 @@ import type { Logger } from 'pino';
 import { metricsRoutes } from '../routes/metrics.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
+import { turnListRoutes } from '../routes/turn-list.js';
+import { uiRoutes } from '../routes/ui.js';
 import { turnRoutes } from '../routes/turns.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
 import { bindTurnIdOfRoute } from './http/turn-request-log.js';
+import { loadInspectorAssets } from './inspector/load-inspector-assets.js';
 import type { ServiceMetrics } from './observability/service-metrics.js';
 import type { TurnService } from './turns/turn-service.js';
 
@@ -95,6 +98,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
   await app.register(metricsRoutes, { metrics: options.metrics });
+  await app.register(turnListRoutes, { service });
+  await app.register(uiRoutes, { assets: await loadInspectorAssets() });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

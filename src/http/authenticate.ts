@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './error-envelope.js';
 
-const PUBLIC_PATHS = ['/healthz', '/readyz', '/openapi.json', '/docs'];
+// The inspector's pages are static; the data they read needs the token.
+const PUBLIC_PATHS = ['/healthz', '/readyz', '/openapi.json', '/docs', '/ui'];
 
 /**
  * Bearer-token authentication, when a token is configured: a missing token is 401, a wrong

@@ -77,4 +77,13 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '2026-12-01-observe-001-turns-created': {
+    // The inspector lists recent turns of every agent, newest first.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('turns_created').on('turns').columns(['created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('turns_created').ifExists().execute();
+    },
+  },
 };

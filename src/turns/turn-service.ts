@@ -10,7 +10,7 @@ import { DuplicateToolError } from '../loop/tool-map.js';
 import type { Observability } from '../observability/observability.js';
 import { observeTurn, type TraceHeaders } from '../observability/observe-turn.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
-import type { StoredEvent, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
+import type { StoredEvent, TurnListQuery, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
@@ -160,6 +160,11 @@ export class TurnService {
     const record = await this.#options.store.getTurn(turnId);
     if (record === undefined) throw turnNotFound(turnId);
     return record;
+  }
+
+  /** Recent turns, newest first, from the store (every replica's). */
+  async listTurns(query: TurnListQuery): Promise<TurnRecord[]> {
+    return this.#options.store.listTurns(query);
   }
 
   async getTurnTools(turnId: string): Promise<TurnToolsRecord> {

@@ -4,7 +4,7 @@ import { startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 import { waitForTurnStatus } from '../support/turn-waits.js';
 
 /** Reads a turn the way `useChat` does: its own transport (chunk validation included) and its own reader. */
-async function readTurnAsUseChat(runtime: TestRuntime, turnRequest: unknown, abortSignal?: AbortSignal): Promise<{ last: UIMessage | undefined; errors: string[] }> {
+async function readTurnAsUseChat(runtime: TestRuntime, turnRequest: object, abortSignal?: AbortSignal): Promise<{ last: UIMessage | undefined; errors: string[] }> {
   const transport = new DefaultChatTransport<UIMessage>({
     api: `${runtime.baseUrl}/turns?protocol=ui-message`,
     prepareSendMessagesRequest: () => ({ body: turnRequest }),
