@@ -15,7 +15,9 @@ import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
+import { refineOpenApiDocument } from './http/refine-openapi-document.js';
 import { bindTurnIdOfRoute } from './http/turn-request-log.js';
+import type { JsonObject } from './json.js';
 import { loadInspectorAssets } from './inspector/load-inspector-assets.js';
 import type { ServiceMetrics } from './observability/service-metrics.js';
 import type { TurnService } from './turns/turn-service.js';
@@ -77,6 +79,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     });
   }
 
+  const openApiPublicPaths = ['/healthz', '/readyz', ...(config.observability.metricsPublic ? ['/metrics'] : [])];
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -90,7 +93,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    // The route schemas, then what they cannot say (streams, headers, security, operation ids).
+    transformObject: (input) =>
+      refineOpenApiDocument(JSON.parse(JSON.stringify(jsonSchemaTransformObject(input))) as JsonObject, { publicPaths: openApiPublicPaths }) as ReturnType<typeof jsonSchemaTransformObject>,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 

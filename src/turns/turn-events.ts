@@ -106,18 +106,21 @@ const turnCancelled = z.object({
   usage: usageSchema,
 });
 
-export const turnEventSchema = z.discriminatedUnion('type', [
-  turnStarted,
-  messageDelta,
-  messageCompleted,
-  toolStarted,
-  toolPresentation,
-  toolCompleted,
-  toolFailed,
-  turnCompleted,
-  turnFailed,
-  turnCancelled,
-]);
+// Named for the OpenAPI document: each event is a component, the union refers to them.
+export const turnEventSchema = z
+  .discriminatedUnion('type', [
+    turnStarted.meta({ id: 'TurnStartedEvent' }),
+    messageDelta.meta({ id: 'MessageDeltaEvent' }),
+    messageCompleted.meta({ id: 'MessageCompletedEvent' }),
+    toolStarted.meta({ id: 'ToolStartedEvent' }),
+    toolPresentation.meta({ id: 'ToolPresentationEvent' }),
+    toolCompleted.meta({ id: 'ToolCompletedEvent' }),
+    toolFailed.meta({ id: 'ToolFailedEvent' }),
+    turnCompleted.meta({ id: 'TurnCompletedEvent' }),
+    turnFailed.meta({ id: 'TurnFailedEvent' }),
+    turnCancelled.meta({ id: 'TurnCancelledEvent' }),
+  ])
+  .meta({ id: 'TurnEvent' });
 
 export type TurnEvent = z.infer<typeof turnEventSchema>;
 export type TurnEventType = TurnEvent['type'];
