@@ -38,4 +38,16 @@ export default tseslint.config(
     rules: { '@typescript-eslint/require-await': 'off' },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    // The inspector's browser modules: plain JavaScript served as is, checked without types.
+    files: ['ui/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'window', 'location', 'localStorage', 'history', 'fetch', 'requestAnimationFrame', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'TextDecoderStream', 'URLSearchParams', 'FormData'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

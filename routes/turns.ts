@@ -5,6 +5,9 @@ import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectReplayedTurn, streamReplayedTurn } from '../src/http/replay-turn.js';
 import { watchClientDeparture } from '../src/http/client-departure.js';
 import { collectOwnTurn, streamOwnTurn } from '../src/http/stream-turn.js';
+import { traceHeadersOf } from '../src/http/trace-headers.js';
+import { bindTurnToRequestLog } from '../src/http/turn-request-log.js';
+import { streamOwnTurnAsUiMessages } from '../src/http/ui-message-stream.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
@@ -56,6 +59,12 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
           422: errorEnvelopeSchema.describe('`idempotency_key_reused`: the key already made a turn with another body.'),
           ...commonErrorResponses,
         },
+        querystring: z.object({
+          protocol: z
+            .enum(['ui-message'])
+            .optional()
+            .describe('`ui-message`: stream the turn as the AI SDK UI message stream v1 (for `useChat`); needs `Accept: text/event-stream`.'),
+        }),
       },
     },
     async (request, reply) => {
@@ -63,11 +72,15 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
       const departure = watchClientDeparture(reply.raw);
       const format = negotiateStreamFormat(request.headers.accept);
       if (format === undefined) throw notAcceptable();
+      if (request.query.protocol === 'ui-message' && format !== 'sse') {
+        throw new ServiceError({ statusCode: 406, code: 'not_acceptable', message: 'protocol=ui-message streams Server-Sent Events: Accept text/event-stream' });
+      }
       const key = request.headers['idempotency-key'];
-      const submission = await service.submitTurn(
-        request.body,
-        key === undefined ? {} : { idempotency: { scope: idempotencyScope({ authEnabled, authorization: request.headers.authorization }), key } },
-      );
+      const submission = await service.submitTurn(request.body, {
+        traceHeaders: traceHeadersOf(request.headers),
+        ...(key === undefined ? {} : { idempotency: { scope: idempotencyScope({ authEnabled, authorization: request.headers.authorization }), key } }),
+      });
+      bindTurnToRequestLog({ request, reply, turnId: submission.kind === 'replayed' ? submission.turnId : submission.run.id });
       if (submission.kind === 'replayed') {
         const { turnId } = submission;
         if (format !== 'json') {
@@ -78,6 +91,10 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
         return { ...(await service.getTurn(turnId)), events };
       }
       const { run } = submission;
+      if (request.query.protocol === 'ui-message') {
+        await streamOwnTurnAsUiMessages({ run, service, reply, pingMs: ssePingMs, departure });
+        return reply;
+      }
       if (format !== 'json') {
         await streamOwnTurn({ run, service, reply, format, pingMs: ssePingMs, departure });
         return reply;

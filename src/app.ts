@@ -7,8 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { brainRoutes } from '../routes/brain.js';
 import { approvalRoutes } from '../routes/approvals.js';
+import { metricsRoutes } from '../routes/metrics.js';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
+import { turnListRoutes } from '../routes/turn-list.js';
+import { uiRoutes } from '../routes/ui.js';
 import { turnRoutes } from '../routes/turns.js';
 import type { BrainStore } from './brain/brain-store.js';
 import type { Clock } from './clock.js';
@@ -19,6 +22,11 @@ import { createDrainGuard } from './http/drain-guard.js';
 import { handleError, handleNotFound } from './http/error-handler.js';
 import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
 import { ServiceError } from './service-error.js';
+import { refineOpenApiDocument } from './http/refine-openapi-document.js';
+import { bindTurnIdOfRoute } from './http/turn-request-log.js';
+import type { JsonObject } from './json.js';
+import { loadInspectorAssets } from './inspector/load-inspector-assets.js';
+import type { ServiceMetrics } from './observability/service-metrics.js';
 import type { TurnService } from './turns/turn-service.js';
 import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
@@ -34,6 +42,7 @@ export interface BuildAppOptions {
   readonly clock: Clock;
   /** Serves the workflow routes when given. */
   readonly workflows?: WorkflowEngine;
+  readonly metrics: ServiceMetrics;
   readonly version?: string;
 }
 
@@ -61,6 +70,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
+  app.addHook('preHandler', bindTurnIdOfRoute);
 
   // An empty JSON body reads as "no body" (so `curl -X POST -H 'content-type: application/json'`
   // on cancel works); anything else goes through Fastify's own parser, prototype-poisoning guard included.
@@ -77,7 +87,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
 
   app.addHook('onRequest', createDrainGuard(() => service.draining));
-  if (config.http.apiToken !== undefined) app.addHook('onRequest', createAuthenticator(config.http.apiToken));
+  if (config.http.apiToken !== undefined) {
+    app.addHook('onRequest', createAuthenticator(config.http.apiToken, { publicPaths: config.observability.metricsPublic ? ['/metrics'] : [] }));
+  }
   if (config.http.rateLimitPerMinute > 0) {
     await app.register(fastifyRateLimit, {
       max: config.http.rateLimitPerMinute,
@@ -89,6 +101,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     });
   }
 
+  const openApiPublicPaths = ['/healthz', '/readyz', ...(config.observability.metricsPublic ? ['/metrics'] : [])];
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -102,7 +115,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    // The route schemas, then what they cannot say (streams, headers, security, operation ids).
+    transformObject: (input) =>
+      refineOpenApiDocument(JSON.parse(JSON.stringify(jsonSchemaTransformObject(input))) as JsonObject, { publicPaths: openApiPublicPaths }) as ReturnType<typeof jsonSchemaTransformObject>,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
@@ -112,6 +127,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
   if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs });
+  await app.register(metricsRoutes, { metrics: options.metrics });
+  await app.register(turnListRoutes, { service });
+  await app.register(uiRoutes, { assets: await loadInspectorAssets() });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

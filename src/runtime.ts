@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { systemClock, type Clock } from './clock.js';
@@ -12,6 +13,9 @@ import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-san
 import { openDurableWork } from './durable/open-durable-work.js';
 import type { DurableWork } from './durable/durable-work.js';
 import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
+import { createObservability } from './observability/create-observability.js';
+import { createTracingFetch } from './observability/genai-tracing.js';
+import type { Observability } from './observability/observability.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
 import { McpRegistry } from './tools/mcp/mcp-registry.js';
@@ -44,6 +48,7 @@ export interface Runtime {
   readonly durable: DurableWork;
   readonly webhooks: WebhookService;
   readonly workflows: WorkflowEngine;
+  readonly observability: Observability;
 }
 
 /**
@@ -58,6 +63,9 @@ export async function createRuntime(options: {
   readonly newTurnId?: () => string;
   /** Name resolution for web_fetch; tests inject one to map names without real DNS. */
   readonly lookup?: HostLookup;
+  /** Turns tracing on with these processors whatever the configuration says (tests: an in-memory exporter). */
+  readonly spanProcessors?: readonly SpanProcessor[];
+  readonly version?: string;
 }): Promise<Runtime> {
   const { config, logger } = options;
   await prepareDataDir(config.dataDir);
@@ -66,6 +74,7 @@ export async function createRuntime(options: {
   const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
   let durable: DurableWork | undefined;
+  const observability = createObservability({ config: config.observability, version: options.version ?? '0.1.0', spanProcessors: options.spanProcessors });
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
     durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
@@ -145,29 +154,36 @@ export async function createRuntime(options: {
       config,
       store,
       services,
-      openAIClient: createSharedOpenAIClient({ config: config.model, logger }),
+      openAIClient: createSharedOpenAIClient({
+        config: config.model,
+        logger,
+        fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing }),
+      }),
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
       instanceId,
       sharedStore: config.databaseUrl !== undefined,
       signals,
+      observability,
       turnWebhooks: createTurnWebhooks({ webhooks }),
     });
     await workflows.start(service);
-    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows });
+    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows, metrics: observability.metrics });
     app.addHook('onClose', async () => {
       await workflows.close();
       await durableWork.stop();
       await services.mcp.close();
       await signals?.close();
       await store.close();
+      await observability.tracing?.shutdown();
     });
-    return { app, service, store, durable: durableWork, webhooks, workflows };
+    return { app, service, store, durable: durableWork, webhooks, workflows, observability };
   } catch (error) {
     await durable?.stop();
     await signals?.close();
     await store.close();
+    await observability.tracing?.shutdown();
     throw error;
   }
 }

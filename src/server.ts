@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
+import { checkDataDir } from './config/check-data-dir.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -7,6 +8,7 @@ import { createRuntime, type Runtime } from './runtime.js';
 async function start(): Promise<{ config: Config; runtime: Runtime }> {
   try {
     const config = loadConfig(process.env);
+    await checkDataDir({ dataDir: config.dataDir, uid: process.getuid?.() });
     const logger = pino({ level: config.logLevel, base: { service: 'turn-runtime' } });
     return { config, runtime: await createRuntime({ config, logger }) };
   } catch (error) {
@@ -22,7 +24,9 @@ async function start(): Promise<{ config: Config; runtime: Runtime }> {
 /** The process: start, listen, and on SIGTERM / SIGINT drain running turns and close. */
 const { config, runtime } = await start();
 const { app } = runtime;
-closeWithGrace({ delay: config.http.shutdownGraceMs + 5_000, logger: app.log }, async ({ signal, err }) => {
+// After the grace, cancelled turns unwind within a second and the store closes: 2 s more is
+// the hard stop. The image's SHUTDOWN_GRACE_MS (7 s) keeps all of it inside `docker stop`'s 10 s.
+closeWithGrace({ delay: config.http.shutdownGraceMs + 2_000, logger: app.log }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error');
   else app.log.info({ signal }, 'closing: draining running turns');
   await app.close();

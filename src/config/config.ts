@@ -126,6 +126,26 @@ export const environmentSchema = z.object({
     .string()
     .refine((value) => !value.startsWith('whsec_') || /^[A-Za-z0-9+/]{16,}={0,2}$/.test(value.slice(6)), 'after whsec_ comes the base64 key (at least 12 bytes)')
     .optional(),
+
+  /** Serves `GET /metrics` without the API token (for a scraper on a private network). */
+  METRICS_PUBLIC: booleanFlag.default(false),
+  /** Lets the service listen beyond loopback with no API_TOKEN. */
+  ALLOW_UNAUTHENTICATED: booleanFlag.default(false),
+
+  // Tracing, by the standard OpenTelemetry variables: off unless an exporter or endpoint is named.
+  OTEL_SDK_DISABLED: booleanFlag.default(false),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'console', 'none']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.literal('http/json', 'only http/json is supported by this service').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.literal('http/json', 'only http/json is supported by this service').optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must be comma-separated key=value pairs')
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('turn-runtime'),
+  /** Message, argument and result content on spans. */
+  OTEL_GENAI_CAPTURE_CONTENT: booleanFlag.default(false),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -209,6 +229,21 @@ export interface Config {
     /** The HMAC key (decoded from `whsec_…`); webhooks are refused without one. */
     readonly secret: Buffer | undefined;
   };
+  readonly observability: {
+    readonly metricsPublic: boolean;
+    /** Where and how spans go; undefined when tracing is off. */
+    readonly tracing:
+      | {
+          readonly exporter: 'otlp' | 'console';
+          /** The OTLP/HTTP traces URL (`…/v1/traces`). */
+          readonly url: string;
+          readonly headers: Readonly<Record<string, string>>;
+          readonly serviceName: string;
+        }
+      | undefined;
+    /** Message, argument and result content on spans. */
+    readonly captureContent: boolean;
+  };
 }
 
 /** Raised when the environment is wrong; names each variable and what is wrong with it. */
@@ -250,6 +285,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     // The data folder holds every agent's home and the turn store: no agent may read it.
     const overlaps = dataDir === entry || dataDir.startsWith(`${entry === '/' ? '' : entry}/`) || entry.startsWith(`${dataDir}/`);
     if (overlaps) problems.push(`SANDBOX_READ_ONLY_PATHS: ${entry} overlaps DATA_DIR (${dataDir}), which holds every agent's home and the turn store`);
+  }
+  if (env.API_TOKEN === undefined && !env.ALLOW_UNAUTHENTICATED && !isLoopbackHost(env.HOST)) {
+    problems.push(`HOST: ${env.HOST} listens beyond this machine, and API_TOKEN is not set; set API_TOKEN, or ALLOW_UNAUTHENTICATED=true to serve without one`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -325,6 +363,43 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     webhooks: {
       secret: env.WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecret(env.WEBHOOK_SECRET),
     },
+    observability: { metricsPublic: env.METRICS_PUBLIC, tracing: tracingSettings(env), captureContent: env.OTEL_GENAI_CAPTURE_CONTENT },
+  };
+}
+
+/** OTLP header values are percent-encoded; one that is not valid encoding is taken as written. */
+function decodeHeaderPart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Tracing is on when an exporter or an OTLP endpoint is named, and not disabled. */
+function tracingSettings(env: Environment): Config['observability']['tracing'] {
+  if (env.OTEL_SDK_DISABLED || env.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const endpointNamed = env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  if (env.OTEL_TRACES_EXPORTER === undefined && !endpointNamed) return undefined;
+  const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '');
+  const headers = Object.fromEntries(
+    (env.OTEL_EXPORTER_OTLP_HEADERS ?? '')
+      .split(',')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        return [decodeHeaderPart(pair.slice(0, at).trim()), decodeHeaderPart(pair.slice(at + 1).trim())];
+      }),
+  );
+  return {
+    exporter: env.OTEL_TRACES_EXPORTER ?? 'otlp',
+    url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base}/v1/traces`,
+    headers,
+    serviceName: env.OTEL_SERVICE_NAME,
   };
 }
 

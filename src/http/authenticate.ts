@@ -2,17 +2,22 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './error-envelope.js';
 
-const PUBLIC_PATHS = ['/healthz', '/readyz', '/openapi.json', '/docs'];
+// The inspector's pages are static; the data they read needs the token.
+const PUBLIC_PATHS = ['/healthz', '/readyz', '/openapi.json', '/docs', '/ui'];
 
 /**
  * Bearer-token authentication, when a token is configured: a missing token is 401, a wrong
  * one 403. Probes and the API documentation stay public. Compared as digests, in constant time.
  */
-export function createAuthenticator(token: string): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+export function createAuthenticator(
+  token: string,
+  options: { readonly publicPaths?: readonly string[] } = {},
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const expected = createHash('sha256').update(token).digest();
+  const publicPaths = [...PUBLIC_PATHS, ...(options.publicPaths ?? [])];
   return async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    if (PUBLIC_PATHS.some((publicPath) => path === publicPath || path.startsWith(`${publicPath}/`))) return;
+    if (publicPaths.some((publicPath) => path === publicPath || path.startsWith(`${publicPath}/`))) return;
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header);
     if (match?.[1] === undefined) {

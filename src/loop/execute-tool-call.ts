@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { formatDuration } from '../format/format-duration.js';
-import type { JsonObject } from '../json.js';
+import { isJsonObject, type JsonObject } from '../json.js';
 import type { FunctionCallOutputItem } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
@@ -55,6 +55,7 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     iteration: runtime.iteration,
     executionMode: tool.executionMode,
     repair,
+    ...(isJsonObject(params) ? { arguments: params } : {}),
   });
 
   const controller = new AbortController();

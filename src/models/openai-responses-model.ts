@@ -49,7 +49,12 @@ type AttemptOutcome = { readonly ok: true; readonly response: ModelResponse } | 
  * The SDK client for one provider: built once and shared by every turn (it holds no per-turn
  * state), so a turn does not pay for constructing it.
  */
-export function createOpenAIClient(options: Pick<OpenAIResponsesModelOptions, 'apiKey' | 'baseUrl' | 'requestTimeoutMs' | 'logger'>): OpenAI {
+export function createOpenAIClient(
+  options: Pick<OpenAIResponsesModelOptions, 'apiKey' | 'baseUrl' | 'requestTimeoutMs' | 'logger'> & {
+    /** The `fetch` the SDK uses (tracing passes `traceparent` on through one). */
+    readonly fetch?: typeof fetch | undefined;
+  },
+): OpenAI {
   const redact = (text: string): string => redactSecret(text, options.apiKey);
   const sdkLogger = options.logger.child({ component: 'openai-sdk' });
   return new OpenAI({
@@ -62,6 +67,7 @@ export function createOpenAIClient(options: Pick<OpenAIResponsesModelOptions, 'a
     maxRetries: 0,
     timeout: options.requestTimeoutMs,
     logLevel: 'warn',
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     logger: {
       error: (message) => { sdkLogger.error(redact(message)); },
       warn: (message) => { sdkLogger.warn(redact(message)); },

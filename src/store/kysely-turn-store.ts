@@ -7,9 +7,9 @@ import type { TodoItem } from '../tools/todo/todo-store.js';
 import type { CancelReason, TurnError, TurnEvent, TurnKind } from '../turns/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import * as coordination from './kysely-coordination.js';
-import type { Database } from './database-schema.js';
+import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
-import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
+import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
@@ -144,23 +144,15 @@ export class KyselyTurnStore implements TurnStore {
   async getTurn(turnId: string): Promise<TurnRecord | undefined> {
     const row = await this.#db.selectFrom('turns').selectAll().where('id', '=', turnId).executeTakeFirst();
     if (row === undefined) return undefined;
-    return {
-      id: row.id,
-      agentId: row.agent_id,
-      kind: row.kind as TurnKind,
-      status: row.status as TurnStatus,
-      model: row.model,
-      createdAt: row.created_at,
-      finishedAt: row.finished_at,
-      iterations: row.iterations,
-      output: row.output,
-      ...(row.result_json === null ? {} : { result: JSON.parse(row.result_json) as unknown }),
-      error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
-      outcome: row.outcome,
-      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
-      ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
-      ...(row.status === 'requires_action' ? { pendingApprovals: await this.approvals.listPending(turnId) } : {}),
-    };
+    return { ...toTurnRecord(row), ...(row.status === 'requires_action' ? { pendingApprovals: await this.approvals.listPending(turnId) } : {}) };
+  }
+
+  async listTurns(options: TurnListQuery): Promise<TurnRecord[]> {
+    let query = this.#db.selectFrom('turns').selectAll();
+    if (options.agentId !== undefined) query = query.where('agent_id', '=', options.agentId);
+    if (options.status !== undefined) query = query.where('status', '=', options.status);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+    return rows.map(toTurnRecord);
   }
 
   async getTask(turnId: string): Promise<StoredTask | undefined> {
@@ -334,4 +326,23 @@ async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId
  */
 function withoutNul(text: string): string {
   return text.replaceAll('\u0000', '\uFFFD');
+}
+
+function toTurnRecord(row: TurnsTable): TurnRecord {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    kind: row.kind as TurnKind,
+    status: row.status as TurnStatus,
+    model: row.model,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+    iterations: row.iterations,
+    output: row.output,
+    ...(row.result_json === null ? {} : { result: JSON.parse(row.result_json) as unknown }),
+    error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
+    outcome: row.outcome,
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+    ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
+  };
 }

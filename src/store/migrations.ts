@@ -233,4 +233,13 @@ export const migrations: Record<string, Migration> = {
       for (const table of ['workflow_events', 'workflow_tasks', 'workflow_runs']) await db.schema.dropTable(table).ifExists().execute();
     },
   },
+  '2026-12-01-observe-001-turns-created': {
+    // The inspector lists recent turns of every agent, newest first.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('turns_created').on('turns').columns(['created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('turns_created').ifExists().execute();
+    },
+  },
 };

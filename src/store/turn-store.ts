@@ -63,6 +63,13 @@ export interface NewTurn {
   readonly providerToolsJson: string;
 }
 
+/** Which turns `listTurns` answers. */
+export interface TurnListQuery {
+  readonly agentId?: string | undefined;
+  readonly status?: TurnStatus | undefined;
+  readonly limit: number;
+}
+
 /** How a turn ended: the record's closing fields. */
 export type TurnFinish = Pick<TurnRecord, 'iterations' | 'output' | 'result' | 'error' | 'outcome' | 'usage'> & {
   readonly status: Exclude<TurnStatus, 'running' | 'queued' | 'requires_action'>;
@@ -101,6 +108,8 @@ export interface TurnStore extends TodoStore, CoordinationStore {
    */
   interruptOrphans(options: { readonly owner?: string; readonly staleBefore: string; readonly now: string }): Promise<string[]>;
   getTurn(turnId: string): Promise<TurnRecord | undefined>;
+  /** Turns, newest first. */
+  listTurns(options: TurnListQuery): Promise<TurnRecord[]>;
   getTask(turnId: string): Promise<StoredTask | undefined>;
   getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined>;
   listEvents(turnId: string, options: { readonly afterSeq: number; readonly limit: number }): Promise<StoredEvent[]>;

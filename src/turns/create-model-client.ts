@@ -13,10 +13,10 @@ export function hasModelProvider(config: Config['model']): boolean {
 }
 
 /** The SDK client for the configured provider, built once at start-up; undefined without one. */
-export function createSharedOpenAIClient(options: { readonly config: Config['model']; readonly logger: Logger }): OpenAI | undefined {
+export function createSharedOpenAIClient(options: { readonly config: Config['model']; readonly logger: Logger; readonly fetch?: typeof fetch | undefined }): OpenAI | undefined {
   const { config } = options;
   if (!hasModelProvider(config)) return undefined;
-  return createOpenAIClient({ apiKey: config.apiKey ?? 'unused', baseUrl: config.baseUrl, requestTimeoutMs: config.requestTimeoutMs, logger: options.logger });
+  return createOpenAIClient({ apiKey: config.apiKey ?? 'unused', baseUrl: config.baseUrl, requestTimeoutMs: config.requestTimeoutMs, logger: options.logger, fetch: options.fetch });
 }
 
 /**

@@ -49,6 +49,7 @@ const toolStarted = z.object({
   iteration: z.number().int(),
   executionMode: z.enum(['parallel', 'sequential']),
   repair: repairSchema,
+  arguments: jsonObject.optional().describe('The validated arguments the tool runs with.'),
 });
 const toolPresentation = z.object({
   type: z.literal('tool.presentation'),
@@ -131,21 +132,24 @@ const turnCancelled = z.object({
   usage: usageSchema,
 });
 
-export const turnEventSchema = z.discriminatedUnion('type', [
-  turnQueued,
-  turnStarted,
-  messageDelta,
-  messageCompleted,
-  toolStarted,
-  toolPresentation,
-  toolCompleted,
-  toolFailed,
-  toolApprovalRequested,
-  toolApprovalDecided,
-  turnCompleted,
-  turnFailed,
-  turnCancelled,
-]);
+// Named for the OpenAPI document: each event is a component, the union refers to them.
+export const turnEventSchema = z
+  .discriminatedUnion('type', [
+    turnQueued.meta({ id: 'TurnQueuedEvent' }),
+    turnStarted.meta({ id: 'TurnStartedEvent' }),
+    messageDelta.meta({ id: 'MessageDeltaEvent' }),
+    messageCompleted.meta({ id: 'MessageCompletedEvent' }),
+    toolStarted.meta({ id: 'ToolStartedEvent' }),
+    toolPresentation.meta({ id: 'ToolPresentationEvent' }),
+    toolCompleted.meta({ id: 'ToolCompletedEvent' }),
+    toolFailed.meta({ id: 'ToolFailedEvent' }),
+    toolApprovalRequested.meta({ id: 'ToolApprovalRequestedEvent' }),
+    toolApprovalDecided.meta({ id: 'ToolApprovalDecidedEvent' }),
+    turnCompleted.meta({ id: 'TurnCompletedEvent' }),
+    turnFailed.meta({ id: 'TurnFailedEvent' }),
+    turnCancelled.meta({ id: 'TurnCancelledEvent' }),
+  ])
+  .meta({ id: 'TurnEvent' });
 
 export type TurnEvent = z.infer<typeof turnEventSchema>;
 export type TurnEventType = TurnEvent['type'];

@@ -9,9 +9,11 @@ import type { Config } from '../config/config.js';
 import { pause } from '../concurrency/wait.js';
 import type { ToolCatalog } from '../loop/tool-catalog.js';
 import { DuplicateToolError } from '../loop/tool-map.js';
+import type { Observability } from '../observability/observability.js';
+import { observeTurn, type TraceHeaders } from '../observability/observe-turn.js';
 import { invalidRequest, ServiceError, turnNotFound } from '../service-error.js';
 import type { AdmissionRequest } from '../store/coordination-store.js';
-import type { TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
+import type { TurnListQuery, TurnRecord, TurnStore, TurnToolsRecord } from '../store/turn-store.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
@@ -49,6 +51,8 @@ export interface TurnServiceOptions {
   readonly signals: TurnSignals;
   /** Checks and sends a turn request's `webhook`; without it, a request with one is refused. */
   readonly turnWebhooks?: TurnWebhooks;
+  /** Metrics, and tracing when it is on; every turn is watched through it. */
+  readonly observability: Observability;
 }
 
 /** Options of one start; everything else is in the request. */
@@ -59,6 +63,8 @@ export interface StartTurnOptions {
    * idempotency_key_reused`. Scope it to whoever sends the key (a token digest, a job id …).
    */
   readonly idempotency?: { readonly scope: string; readonly key: string };
+  /** The caller's W3C trace context (`traceparent`, `tracestate`): the turn's span joins that trace. */
+  readonly traceHeaders?: TraceHeaders;
 }
 
 /** What `submitTurn` did: started a turn in this process, or found the one an idempotency key already made. */
@@ -134,8 +140,8 @@ export class TurnService {
    * exist; `run.done` resolves at its end. The one path by which every turn starts: HTTP,
    * workflows, background jobs and schedules alike.
    */
-  async startTurn(request: TurnRequest): Promise<TurnRun> {
-    const submission = await this.submitTurn(request);
+  async startTurn(request: TurnRequest, options: Pick<StartTurnOptions, 'traceHeaders'> = {}): Promise<TurnRun> {
+    const submission = await this.submitTurn(request, options);
     if (submission.kind === 'started') return submission.run;
     // Unreachable without an idempotency key; said plainly rather than asserted away.
     throw new Error(`turn "${submission.turnId}" was replayed without an idempotency key`);
@@ -219,6 +225,15 @@ export class TurnService {
     this.#runs.set(turnId, run);
     const limits = request.limits ?? {};
     const approvals = this.#approvals.forTurn({ run, request });
+    const observed = observeTurn({
+      observability: this.#options.observability,
+      run,
+      model: plan.model,
+      provider: 'script' in request.model ? 'turn_runtime.scripted' : 'openai',
+      traceHeaders: options.traceHeaders,
+      logger: turnLogger,
+      clock,
+    });
     const start = async (): Promise<void> => {
       run.emit({
         type: 'turn.started',
@@ -231,7 +246,7 @@ export class TurnService {
       await driveTurn({
         ...(approvals === undefined ? {} : { approvals }),
         run,
-        plan,
+        plan: { ...plan, model: observed.model },
         catalog,
         maxIterations: Math.min(limits.maxIterations ?? config.limits.defaultMaxIterations, config.limits.maxIterations),
         timeoutMs: Math.min(limits.timeoutMs ?? config.limits.defaultTimeoutMs, config.limits.maxTimeoutMs),
@@ -285,6 +300,11 @@ export class TurnService {
     const record = await this.#options.store.getTurn(turnId);
     if (record === undefined) throw turnNotFound(turnId);
     return record;
+  }
+
+  /** Recent turns, newest first, from the store (every replica's). */
+  async listTurns(query: TurnListQuery): Promise<TurnRecord[]> {
+    return this.#options.store.listTurns(query);
   }
 
   async getTurnTools(turnId: string): Promise<TurnToolsRecord> {

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
@@ -91,4 +93,48 @@ describe('the process with a wrong setting', () => {
       expect(stderr).not.toMatch(/\n\s+at /);
     }
   }, 60_000);
+});
+
+describe('the process and where it listens', () => {
+  const start = (env: Record<string, string>, options: { uid?: number } = {}) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('exit', (code) => { resolve({ code, stderr }); }));
+  };
+
+  it('refuses HOST=0.0.0.0 without API_TOKEN (exit 78), unless ALLOW_UNAUTHENTICATED=true', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(/HOST: 0\.0\.0\.0 listens beyond this machine, and API_TOKEN is not set/);
+    expect(() => loadConfig({ HOST: '::' })).toThrow(ConfigError);
+    expect(loadConfig({ HOST: '0.0.0.0', ALLOW_UNAUTHENTICATED: 'true' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0', API_TOKEN: 'a-token-of-sixteen-chars' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '127.0.0.2' }).host).toBe('127.0.0.2');
+    expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
+  });
+
+  it('stops with exit 78 naming HOST when it would listen openly without a token', async () => {
+    const { code, stderr } = await start({ HOST: '0.0.0.0', PORT: '0' });
+    expect(code).toBe(78);
+    expect(stderr).toMatch(/- HOST: 0\.0\.0\.0 listens beyond this machine, and API_TOKEN is not set; set API_TOKEN, or ALLOW_UNAUTHENTICATED=true/);
+  }, 30_000);
+
+  it('stops with exit 78 naming DATA_DIR when the data folder is not writable', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'unwritable-'));
+    try {
+      await chmod(parent, 0o755);
+      const dataDir = path.join(parent, 'data');
+      await mkdir(dataDir, { mode: 0o700 });
+      // A user that is not the folder's owner, as in a container whose volume belongs to root.
+      const { code, stderr } = await start({ DATA_DIR: dataDir, PORT: '0', HOME: parent }, { uid: 65534 });
+      expect(code).toBe(78);
+      expect(stderr).toContain(`- DATA_DIR: ${dataDir} cannot be created or written by this process (uid 65534) (EACCES)`);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

@@ -206,6 +206,18 @@ describe.each(dialects)('KyselyTurnStore on $dialect', ({ locate }) => {
     expect(seqs(await store.listEvents('t1', { afterSeq: 0, limit: 10 }))).toEqual([1, 2]);
   });
 
+  it('lists turns newest first, by agent and by status, at most `limit`', async () => {
+    await store.createTurn(newTurn('old', { agentId: 'agent-a', createdAt: '2026-11-30T09:00:00.000Z' }));
+    await store.createTurn(newTurn('mid', { agentId: 'agent-b', createdAt: '2026-11-30T10:00:00.000Z' }));
+    await store.createTurn(newTurn('new', { agentId: 'agent-a', createdAt: '2026-11-30T11:00:00.000Z' }));
+    await store.finishTurn('old', [event('old', 1)], { status: 'failed', finishedAt: '2026-11-30T09:00:01.000Z', iterations: 1, output: null, error: { code: 'model_error', message: 'x' }, outcome: 'model_error', usage: { inputTokens: 0, outputTokens: 0 } });
+    expect((await store.listTurns({ limit: 10 })).map((turn) => turn.id)).toEqual(['new', 'mid', 'old']);
+    expect((await store.listTurns({ limit: 2 })).map((turn) => turn.id)).toEqual(['new', 'mid']);
+    expect((await store.listTurns({ agentId: 'agent-a', limit: 10 })).map((turn) => turn.id)).toEqual(['new', 'old']);
+    expect((await store.listTurns({ status: 'failed', limit: 10 })).map((turn) => [turn.id, turn.error?.code])).toEqual([['old', 'model_error']]);
+    expect(await store.listTurns({ agentId: 'nobody', limit: 10 })).toEqual([]);
+  });
+
   it('finishes a turn with its last events and maps every field back', async () => {
     await store.createTurn(newTurn('t1'));
     await store.appendEvents('t1', [event('t1', 1)]);

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.js';
 import type { HostLookup } from '../../src/net/guarded-lookup.js';
@@ -19,7 +20,7 @@ export interface TestRuntime extends Runtime {
  * folder (a real SQLite file). `env` overrides the embedded defaults, as the process would.
  */
 export async function startTestRuntime(
-  options: { env?: Record<string, string>; dataDir?: string; lookup?: HostLookup; newTurnId?: () => string } = {},
+  options: { env?: Record<string, string>; dataDir?: string; lookup?: HostLookup; newTurnId?: () => string; spanProcessors?: SpanProcessor[] } = {},
 ): Promise<TestRuntime> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'turn-runtime-test-')));
   // mkdtemp makes it 0700; the sandbox user that runs commands must pass through it to the homes.
@@ -30,6 +31,7 @@ export async function startTestRuntime(
     logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     ...(options.newTurnId === undefined ? {} : { newTurnId: options.newTurnId }),
+    ...(options.spanProcessors === undefined ? {} : { spanProcessors: options.spanProcessors }),
   });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = runtime.app.server.address() as AddressInfo;

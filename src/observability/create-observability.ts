@@ -1,0 +1,35 @@
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { BatchSpanProcessor, ConsoleSpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type { Config } from '../config/config.js';
+import { createGenAiTracing } from './genai-tracing.js';
+import type { Observability } from './observability.js';
+import { createServiceMetrics } from './service-metrics.js';
+
+/**
+ * Metrics always; tracing when the configuration names an exporter (OTLP over HTTP/JSON, or
+ * the console), or when `spanProcessors` are given (tests, with an in-memory exporter).
+ */
+export function createObservability(options: {
+  readonly config: Config['observability'];
+  readonly version: string;
+  readonly spanProcessors?: readonly SpanProcessor[] | undefined;
+}): Observability {
+  const metrics = createServiceMetrics();
+  const settings = options.config.tracing;
+  const spanProcessors = options.spanProcessors ?? (settings === undefined ? undefined : [exportingProcessor(settings)]);
+  if (spanProcessors === undefined) return { metrics, tracing: undefined };
+  return {
+    metrics,
+    tracing: createGenAiTracing({
+      spanProcessors,
+      serviceName: settings?.serviceName ?? 'turn-runtime',
+      serviceVersion: options.version,
+      captureContent: options.config.captureContent,
+    }),
+  };
+}
+
+function exportingProcessor(settings: NonNullable<Config['observability']['tracing']>): SpanProcessor {
+  if (settings.exporter === 'console') return new BatchSpanProcessor(new ConsoleSpanExporter());
+  return new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url, headers: { ...settings.headers } }));
+}

@@ -1,0 +1,58 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The service's Prometheus series, in one registry owned by the runtime (never prom-client's
+ * global one, so tests and replicas in one process do not share counters). A feature adds its
+ * series as one field here and one line in `createServiceMetrics`, and reaches it through the
+ * turn services; `GET /metrics` serves `registry`.
+ *
+ * Labels are bounded sets only: tool names (fixed by the server's configuration, and
+ * `unknown` for names the model made up), kinds, outcomes, rungs. Never agent ids or turn ids.
+ */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** Turns that ended, by kind, final status and outcome. */
+  readonly turns: Counter<'kind' | 'status' | 'outcome'>;
+  /** Turns running in this process now. */
+  readonly turnsInFlight: Gauge<'kind'>;
+  /** One model call (every attempt and retry wait included), by provider and outcome. */
+  readonly modelCallDuration: Histogram<'provider' | 'outcome'>;
+  /** One tool call, by tool and outcome (`completed` or the failure code). */
+  readonly toolDuration: Histogram<'tool' | 'outcome'>;
+  /** Tool calls whose arguments needed a repair rung (`none` is not counted). */
+  readonly argumentRepairs: Counter<'rung'>;
+  /** From the client going away to the turn's `turn.cancelled` being stored. */
+  readonly disconnectToAbort: Histogram;
+}
+
+export function createServiceMetrics(options: { readonly processMetrics?: boolean } = {}): ServiceMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    turns: new Counter({ name: 'turn_runtime_turns_total', help: 'Turns that ended, by kind, status and outcome.', labelNames: ['kind', 'status', 'outcome'], registers }),
+    turnsInFlight: new Gauge({ name: 'turn_runtime_turns_in_flight', help: 'Turns running in this process.', labelNames: ['kind'], registers }),
+    modelCallDuration: new Histogram({
+      name: 'turn_runtime_model_call_duration_seconds',
+      help: 'Model calls (retries included), by provider and outcome.',
+      labelNames: ['provider', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+    toolDuration: new Histogram({
+      name: 'turn_runtime_tool_duration_seconds',
+      help: 'Tool calls, by tool and outcome (completed, or the failure code).',
+      labelNames: ['tool', 'outcome'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    argumentRepairs: new Counter({ name: 'turn_runtime_argument_repairs_total', help: 'Tool calls whose arguments were repaired, by rung.', labelNames: ['rung'], registers }),
+    disconnectToAbort: new Histogram({
+      name: 'turn_runtime_disconnect_to_abort_seconds',
+      help: 'From a streaming client going away to its turn ending as cancelled.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,191 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopbackServer, type LoopbackServer } from '../net/loopback-server.js';
+import { launchChromium } from '../support/headless-chromium.js';
+import { openStream } from '../support/sse-client.js';
+import { startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { runJsonTurn } from '../support/turn-waits.js';
+
+interface BarBox {
+  kind: string;
+  status: string;
+  lane: string;
+  callId: string | undefined;
+  text: string;
+  left: number;
+  right: number;
+  top: number;
+}
+
+// Browser-side code is written as text: this project's TypeScript has no DOM library.
+async function barsOf(page: Page): Promise<BarBox[]> {
+  return page.evaluate<BarBox[]>(`[...document.querySelectorAll('#timeline .bar')].map((node) => {
+    const box = node.getBoundingClientRect();
+    return { kind: node.dataset.kind, status: node.dataset.status, lane: node.dataset.lane, callId: node.dataset.callId, text: node.textContent, left: box.left, right: box.right, top: box.top };
+  })`);
+}
+
+describe('the turn inspector in a real headless Chromium', () => {
+  let browser: Browser;
+  let site: LoopbackServer;
+  let runtime: TestRuntime;
+  beforeAll(async () => {
+    // Pages that take a while, so two fetches in parallel overlap visibly.
+    site = await startLoopbackServer((_request, response) => {
+      setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end('slow page'), 400);
+    });
+    runtime = await startTestRuntime({ env: { WEB_FETCH_ALLOW_HOSTS: site.host } });
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser.close();
+    await runtime.close();
+    await site.close();
+  });
+
+  it("draws a finished turn's model and tool calls as bars, parallel calls in parallel lanes that overlap, and a failed call", async () => {
+    const turn = await runJsonTurn(runtime, {
+      agent: { id: 'inspect-me', tools: { computer: true, web: true } },
+      input: 'fetch two pages',
+      model: {
+        script: [
+          {
+            text: 'Fetching both.',
+            calls: [
+              { name: 'web_fetch', callId: 'fetch-a', arguments: { urls: [site.url('/a')] } },
+              { name: 'web_fetch', callId: 'fetch-b', arguments: { urls: [site.url('/b')] } },
+              { name: 'read_file', callId: 'read-missing', arguments: { path: 'missing.txt' } },
+            ],
+          },
+          { calls: [{ name: 'read_file', callId: 'read-repaired', arguments: '{"path": "missing-too.txt"' }] },
+          { text: 'Both fetched.' },
+        ],
+      },
+    });
+    expect(turn.json.status).toBe('completed');
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      const failures: string[] = [];
+      page.on('pageerror', (error) => failures.push(error.message));
+      await page.goto(`${runtime.baseUrl}/ui/turns/${String(turn.json.id)}`);
+      await page.waitForSelector('#timeline[data-turn-status="completed"]');
+      const bars = await barsOf(page);
+      expect(bars.filter((bar) => bar.kind === 'model').map((bar) => bar.lane)).toEqual(['0', '0', '0']);
+      const a = bars.find((bar) => bar.callId === 'fetch-a');
+      const b = bars.find((bar) => bar.callId === 'fetch-b');
+      if (a === undefined || b === undefined) throw new Error('no bars for the parallel fetches');
+      // Parallel calls: separate lanes (one above the other) and overlapping in time on screen.
+      expect(a.lane).not.toBe(b.lane);
+      expect(a.top).not.toBe(b.top);
+      expect(a.left).toBeLessThan(b.right);
+      expect(b.left).toBeLessThan(a.right);
+      expect(a.right - a.left).toBeGreaterThan(50);
+      // The model call after the batch starts where the slowest fetch ended: to its right.
+      const models = bars.filter((bar) => bar.kind === 'model');
+      expect(models[1]?.left ?? 0).toBeGreaterThanOrEqual(Math.max(a.right, b.right) - 2);
+      const failed = bars.find((bar) => bar.callId === 'read-missing');
+      expect(failed).toMatchObject({ status: 'failed', kind: 'tool' });
+      expect(failed?.text).toContain('tool_error');
+      expect(await page.evaluate<string>(`getComputedStyle(document.querySelector('[data-call-id="read-missing"]')).backgroundColor`)).toBe('rgb(209, 69, 59)');
+      expect(bars.find((bar) => bar.callId === 'read-repaired')?.text).toContain('repaired: closed_containers');
+      // The exact provider tools, and the raw events.
+      expect(await page.textContent('#tools')).toContain('web_fetch');
+      expect(await page.textContent('#tools [data-iteration="1"] pre')).toContain('"name": "read_file"');
+      expect(Number(await page.textContent('#event-count'))).toBeGreaterThan(8);
+      expect(await page.textContent('#events')).toContain('"type":"turn.completed"');
+      expect(failures).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('follows a live turn to its end without a reload', async () => {
+    const stream = await openStream({
+      url: `${runtime.baseUrl}/turns`,
+      body: {
+        agent: { id: 'inspect-live', tools: { computer: true } },
+        input: 'slowly',
+        model: { script: [{ delayMs: 1_500, calls: [{ name: 'list_files', arguments: {} }] }, { text: 'done', delayMs: 500 }] },
+      },
+    });
+    const turnId = String(stream.response.headers['turn-id']);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${runtime.baseUrl}/ui/turns/${turnId}`);
+      await page.waitForSelector('#timeline[data-turn-status="running"] .bar-model.bar-running');
+      await page.waitForSelector('#timeline[data-turn-status="completed"]', { timeout: 10_000 });
+      const bars = await barsOf(page);
+      expect(bars.map((bar) => [bar.kind, bar.status])).toEqual([
+        ['model', 'completed'],
+        ['model', 'completed'],
+        ['tool', 'completed'],
+      ]);
+      expect(await page.textContent('#summary')).toContain('completed');
+      await stream.ended;
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('shows a cancelled turn with its reason', async () => {
+    const stream = await openStream({ url: `${runtime.baseUrl}/turns`, body: { agent: { id: 'inspect-cancel' }, input: 'x', model: { script: [{ text: 'late', delayMs: 30_000 }] } } });
+    const turnId = String(stream.response.headers['turn-id']);
+    await stream.waitFor((message) => message.event === 'turn.started');
+    await fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${runtime.baseUrl}/ui/turns/${turnId}`);
+      await page.waitForSelector('#timeline[data-turn-status="cancelled"]');
+      expect(await page.textContent('#timeline .end-marker')).toBe('cancelled: cancel_requested');
+      expect((await barsOf(page)).map((bar) => bar.status)).toEqual(['cancelled']);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('lists recent turns, filtered by agent and status', async () => {
+    await runJsonTurn(runtime, { agent: { id: 'list-other' }, input: 'x', model: { script: [{ text: 'ok' }] } });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${runtime.baseUrl}/ui`);
+      await page.waitForSelector('#turns tbody tr');
+      const agents = await page.evaluate<string[]>(`[...document.querySelectorAll('#turns tbody tr td:nth-child(2)')].map((cell) => cell.textContent)`);
+      expect(new Set(agents)).toEqual(new Set(['inspect-me', 'inspect-live', 'inspect-cancel', 'list-other']));
+      await page.fill('input[name="agentId"]', 'inspect-me');
+      await page.click('button[type="submit"]');
+      await page.waitForSelector('#turns tbody tr:not([data-agent-id="inspect-me"])', { state: 'detached' });
+      expect(await page.evaluate<number>(`document.querySelectorAll('#turns tbody tr').length`)).toBe(1);
+      await page.fill('input[name="agentId"]', '');
+      await page.selectOption('select[name="status"]', 'cancelled');
+      await page.click('button[type="submit"]');
+      await page.waitForSelector('#turns tbody tr:not([data-status="cancelled"])', { state: 'detached' });
+      expect(await page.textContent('#turns tbody tr td:nth-child(2)')).toBe('inspect-cancel');
+      expect(page.url()).toContain('status=cancelled');
+      await page.click('#turns tbody tr a');
+      await page.waitForSelector('#timeline[data-turn-status="cancelled"]');
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
+
+describe('the turn inspector with an API token', () => {
+  it('asks for the token, then shows the turns', async () => {
+    const token = 'inspector-token-0123456789';
+    const runtime = await startTestRuntime({ env: { API_TOKEN: token } });
+    const browser = await launchChromium();
+    try {
+      await runJsonTurn({ baseUrl: runtime.baseUrl, token }, { agent: { id: 'secret-agent' }, input: 'x', model: { script: [{ text: 'ok' }] } });
+      const page = await browser.newPage();
+      await page.goto(`${runtime.baseUrl}/ui`);
+      await page.waitForSelector('.token-form');
+      await page.fill('.token-form input', token);
+      await page.click('.token-form button');
+      await page.waitForSelector('#turns tbody tr[data-status="completed"]');
+      expect(await page.textContent('#turns tbody')).toContain('secret-agent');
+    } finally {
+      await browser.close();
+      await runtime.close();
+    }
+  }, 60_000);
+});
