@@ -8,6 +8,10 @@ import type { Logger } from 'pino';
 import { operationRoutes } from '../routes/operations.js';
 import { turnEventRoutes } from '../routes/turn-events.js';
 import { turnRoutes } from '../routes/turns.js';
+import { backgroundJobRoutes } from '../routes/background-jobs.js';
+import { scheduleRoutes } from '../routes/schedules.js';
+import type { BackgroundJobService } from './background-jobs/background-job-service.js';
+import type { ScheduleService } from './schedules/schedule-service.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { errorEnvelope } from './http/error-envelope.js';
@@ -21,6 +25,8 @@ export interface BuildAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly service: TurnService;
+  readonly backgroundJobs?: BackgroundJobService;
+  readonly schedules?: ScheduleService;
   readonly version?: string;
 }
 
@@ -87,6 +93,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(operationRoutes, { service });
+  if (options.backgroundJobs !== undefined) await app.register(backgroundJobRoutes, { jobs: options.backgroundJobs, ssePingMs: config.http.ssePingMs });
+  if (options.schedules !== undefined) await app.register(scheduleRoutes, { schedules: options.schedules });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

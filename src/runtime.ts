@@ -26,6 +26,10 @@ import { viewTables } from './store/view-tables.js';
 import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 import type { WebhookTables } from './webhooks/webhook-tables.js';
+import { BackgroundJobService } from './background-jobs/background-job-service.js';
+import type { BackgroundJobTables } from './background-jobs/background-job-tables.js';
+import { ScheduleService } from './schedules/schedule-service.js';
+import type { ScheduleTables } from './schedules/schedule-tables.js';
 
 export interface Runtime {
   readonly app: App;
@@ -34,6 +38,8 @@ export interface Runtime {
   /** Work that outlives a turn (workflows, and later jobs and schedules): pg-boss or the SQLite runner. */
   readonly durable: DurableWork;
   readonly webhooks: WebhookService;
+  readonly backgroundJobs: BackgroundJobService;
+  readonly schedules: ScheduleService;
 }
 
 /**
@@ -67,6 +73,17 @@ export async function createRuntime(options: {
       logger: logger.child({ component: 'webhooks' }),
     });
     await webhooks.start();
+    const instanceId = config.instanceId ?? hostname();
+    const backgroundJobs = new BackgroundJobService({
+      db: viewTables<BackgroundJobTables>(database),
+      durable,
+      webhooks,
+      store,
+      clock,
+      logger: logger.child({ component: 'background-jobs' }),
+      instanceId,
+    });
+    const schedules = new ScheduleService({ db: viewTables<ScheduleTables>(database), durable, webhooks, store, clock, logger: logger.child({ component: 'schedules' }) });
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -105,6 +122,8 @@ export async function createRuntime(options: {
         catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),
         mcporterCommand: mcporterCommand({ install: mcporter, sandbox }),
       },
+      backgroundJobs,
+      schedules,
     };
     const service = await TurnService.start({
       config,
@@ -114,17 +133,21 @@ export async function createRuntime(options: {
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
-      instanceId: config.instanceId ?? hostname(),
+      instanceId,
       sharedStore: config.databaseUrl !== undefined,
       turnWebhooks: createTurnWebhooks({ webhooks }),
     });
-    const app = await buildApp({ config, logger, service });
+    const app = await buildApp({ config, logger, service, backgroundJobs, schedules });
     app.addHook('onClose', async () => {
+      schedules.close();
+      await backgroundJobs.close();
       await durableWork.stop();
       await services.mcp.close();
       await store.close();
     });
-    return { app, service, store, durable: durableWork, webhooks };
+    await backgroundJobs.start({ turns: service });
+    await schedules.start({ turns: service });
+    return { app, service, store, durable: durableWork, webhooks, backgroundJobs, schedules };
   } catch (error) {
     await durable?.stop();
     await store.close();

@@ -39,7 +39,8 @@ export class EventStreamWriter {
     return this.#ended;
   }
 
-  write(event: StoredEvent): void {
+  /** A stored event of a turn, a job … : its seq, its type and its JSON text. */
+  write(event: Pick<StoredEvent, 'seq' | 'json'> & { readonly type: string }): void {
     if (this.#format === 'sse') this.#write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`);
     else this.#write(`${event.json}\n`);
   }

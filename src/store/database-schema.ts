@@ -28,6 +28,8 @@ export interface TurnsTable {
   owner: string;
   heartbeat_at: string;
   task_json: string | null;
+  background_job_id: string | null;
+  schedule_id: string | null;
 }
 
 export interface TurnEventsTable {

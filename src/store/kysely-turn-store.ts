@@ -55,6 +55,8 @@ export class KyselyTurnStore implements TurnStore {
           owner: turn.owner,
           heartbeat_at: record.createdAt,
           task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
+          background_job_id: record.backgroundJobId ?? null,
+          schedule_id: record.scheduleId ?? null,
         })
         .execute();
       const toolsHash = await saveToolSet(trx, turn.toolsJson);
@@ -165,6 +167,8 @@ export class KyselyTurnStore implements TurnStore {
       error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
       outcome: row.outcome,
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+      ...(row.schedule_id === null ? {} : { scheduleId: row.schedule_id }),
+      ...(row.background_job_id === null ? {} : { backgroundJobId: row.background_job_id }),
     };
   }
 

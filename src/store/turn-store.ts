@@ -20,6 +20,10 @@ export interface TurnRecord {
   readonly error: TurnError | null;
   readonly outcome: string | null;
   readonly usage: TurnUsage;
+  /** The schedule whose fire started this turn. */
+  readonly scheduleId?: string;
+  /** The background job this turn is a step of. */
+  readonly backgroundJobId?: string;
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */

@@ -22,6 +22,8 @@ export const turnRecordSchema = z
       .nullable()
       .describe('How the turn ended: final_answer, terminated, result_submitted, iteration_exhausted, an error code, or cancelled.'),
     usage: usageSchema,
+    scheduleId: z.string().optional().describe('The schedule whose fire started this turn.'),
+    backgroundJobId: z.string().optional().describe('The background job this turn is a step of.'),
   })
   .meta({ id: 'TurnRecord' });
 

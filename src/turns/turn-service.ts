@@ -17,6 +17,7 @@ import { toToolSnapshot } from './provider-tools.js';
 import { readStoredEvents } from './read-stored-events.js';
 import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
 import type { TurnRequest } from './turn-request.js';
+import type { StartTurnRequest } from './turn-origin.js';
 import { TurnRun } from './turn-run.js';
 
 export interface TurnServiceOptions {
@@ -72,7 +73,7 @@ export class TurnService {
   }
 
   /** Validates, plans and starts a turn. Resolves once its record and `turn.started` exist. */
-  async startTurn(request: TurnRequest): Promise<TurnRun> {
+  async startTurn(request: StartTurnRequest): Promise<TurnRun> {
     const { config, store, clock, logger } = this.#options;
     if (this.#draining) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down' });
     if (this.#runs.size >= config.http.maxConcurrentTurns) {
@@ -112,6 +113,7 @@ export class TurnService {
         error: null,
         outcome: null,
         usage: { inputTokens: 0, outputTokens: 0 },
+        ...request.origin,
       },
       owner: this.#options.instanceId,
       toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),

@@ -7,6 +7,11 @@ import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
 import { createUseSkillTool } from '../../tools/skills/create-use-skill-tool.js';
 import { resolveRequestedSkills } from '../../tools/skills/resolve-requested-skills.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
+import { createBackgroundJobTools } from '../../tools/background-jobs/create-background-job-tools.js';
+import { createCheckBackLaterTool } from '../../tools/schedules/check-back-later-tool.js';
+import { createCronTool } from '../../tools/schedules/cron-tool.js';
+import type { WorkRequest } from '../../durable/work-request.js';
+import type { TurnOrigin } from '../turn-origin.js';
 import type { TurnRequest } from '../turn-request.js';
 import type { ToolServices, UnavailableSource } from './tool-services.js';
 import { createWebTools } from './create-web-tools.js';
@@ -18,8 +23,6 @@ export interface AssembledTools {
 
 /** Sources this server has no backend for yet: accepted in requests, contributing nothing. */
 const UNSERVED_SOURCES = [
-  ['schedule', 'this server has no schedule backend'],
-  ['backgroundJobs', 'this server has no background job backend'],
   ['workflows', 'this server has no workflow backend'],
   ['brain', 'this server has no Brain backend'],
 ] as const;
@@ -30,6 +33,8 @@ const UNSERVED_SOURCES = [
  */
 export async function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
+  /** The turn being assembled: work its tools start inherits its model and webhook. */
+  readonly turn: { readonly id: string; readonly model: TurnRequest['model']; readonly webhook: TurnRequest['webhook']; readonly origin: TurnOrigin };
   readonly home: string;
   readonly services: ToolServices;
   /** Bounds the time sources (MCP servers) may take to answer. */
@@ -65,6 +70,16 @@ export async function assembleTextTurnTools(options: {
   if (skills.length > 0) {
     const computer = sources.computer === true ? { sandbox: services.sandbox, mcporterCommand: services.skills.mcporterCommand } : undefined;
     tools.push(createUseSkillTool({ skills, home, computer }));
+  }
+  const work: WorkRequest = { agent, model: options.turn.model, ...(options.turn.webhook === undefined ? {} : { webhook: options.turn.webhook }) };
+  if (sources.schedule === true) {
+    if (services.schedules === undefined) unavailable.push({ source: 'schedule', reason: 'this server has no schedule backend' });
+    else tools.push(createCheckBackLaterTool({ service: services.schedules, request: work, turnId: options.turn.id }), createCronTool({ service: services.schedules, request: work, turnId: options.turn.id }));
+  }
+  // Never inside a job's own turns: a job does not start jobs.
+  if (sources.backgroundJobs === true && options.turn.origin.backgroundJobId === undefined) {
+    if (services.backgroundJobs === undefined) unavailable.push({ source: 'backgroundJobs', reason: 'this server has no background job backend' });
+    else tools.push(...createBackgroundJobTools({ service: services.backgroundJobs, request: work, turnId: options.turn.id }));
   }
   for (const [source, reason] of UNSERVED_SOURCES) {
     if (sources[source] === true) unavailable.push({ source, reason });
