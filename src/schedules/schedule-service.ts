@@ -79,7 +79,7 @@ export class ScheduleService {
   async start(options: { readonly turns: ScheduleTurnStarter }): Promise<void> {
     this.#turns = options.turns;
     await this.#durable.defineQueue({ name: FIRE_QUEUE, policy: 'stately', leaseSeconds: 3_600, retryLimit: 3, retryDelaySeconds: 1, backoff: true });
-    await this.#durable.work({ queue: FIRE_QUEUE, concurrency: 4, handler: (job) => this.#fire(job.payload as unknown as FirePayload) });
+    await this.#durable.work({ queue: FIRE_QUEUE, concurrency: 8, handler: (job) => this.#fire(job.payload as unknown as FirePayload) });
     await this.#sweep();
     const timer = setInterval(() => {
       this.#sweep().catch((error: unknown) => {
@@ -229,8 +229,10 @@ export class ScheduleService {
     const due = new Date(payload.dueAt);
     const missed = now.getTime() - due.getTime() > MISSED_AFTER_MS;
     const next = row.kind === 'cron' ? nextCronFire({ expression: row.cron ?? '', timeZone: row.time_zone, after: new Date(Math.max(now.getTime(), due.getTime())) }) : null;
-    const previousRunning = await this.#previousRunning(row.id, payload.dueAt);
-    const outcome = missed && row.missed === 'skip' ? 'skipped_missed' : previousRunning && row.overlap === 'skip' ? 'skipped_overlap' : 'starting';
+    const previous = await this.#previous(row.id, payload.dueAt);
+    // enqueue: at most one fire waits behind the running one; skip: none does.
+    const overlaps = row.overlap === 'skip' ? previous !== 'idle' : previous === 'waiting';
+    const outcome = missed && row.missed === 'skip' ? 'skipped_missed' : overlaps ? 'skipped_overlap' : 'starting';
     const claimed = await this.#db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('schedules')
@@ -248,7 +250,7 @@ export class ScheduleService {
     if (next !== null) await this.#queueFire({ id: row.id, status: 'active', next_fire_at: next.toISOString(), generation: row.generation });
     if (outcome !== 'starting') return;
     // overlap "enqueue": this fire waits for the earlier ones to end, then starts.
-    while (row.overlap === 'enqueue' && !this.#stopping.signal.aborted && (await this.#previousRunning(row.id, payload.dueAt))) {
+    while (row.overlap === 'enqueue' && !this.#stopping.signal.aborted && (await this.#previous(row.id, payload.dueAt)) !== 'idle') {
       // A waiting fire says it is alive, so a fire whose process died waiting stops blocking the ones after it.
       await this.#db.updateTable('schedule_fires').set({ at: this.#clock.now().toISOString() }).where('schedule_id', '=', row.id).where('due_at', '=', payload.dueAt).execute();
       await pause(OVERLAP_POLL_MS, this.#stopping.signal);
@@ -278,8 +280,8 @@ export class ScheduleService {
     }
   }
 
-  /** Whether an earlier fire of the schedule still runs its turn (or waits to start one). */
-  async #previousRunning(scheduleId: string, beforeDueAt: string): Promise<boolean> {
+  /** Whether an earlier fire of the schedule still runs its turn, or waits to start one. */
+  async #previous(scheduleId: string, beforeDueAt: string): Promise<'idle' | 'running' | 'waiting'> {
     const fires = await this.#db
       .selectFrom('schedule_fires')
       .select(['outcome', 'turn_id', 'at'])
@@ -291,9 +293,9 @@ export class ScheduleService {
       .execute();
     for (const fire of fires) {
       // Starting a turn takes moments: one "starting" for long was left by a process that died.
-      if (fire.outcome === 'starting' && new Date(fire.at).getTime() > this.#clock.now().getTime() - STARTING_STALE_MS) return true;
-      if (fire.turn_id !== null && (await this.#store.getTurn(fire.turn_id))?.status === 'running') return true;
+      if (fire.outcome === 'starting' && new Date(fire.at).getTime() > this.#clock.now().getTime() - STARTING_STALE_MS) return 'waiting';
+      if (fire.turn_id !== null && (await this.#store.getTurn(fire.turn_id))?.status === 'running') return 'running';
     }
-    return false;
+    return 'idle';
   }
 }

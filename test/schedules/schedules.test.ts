@@ -125,6 +125,35 @@ describe('schedules over HTTP (SQLite)', () => {
     for (const fire of (record.fires as Fire[]).filter((entry) => entry.outcome === 'skipped_overlap')) expect(fire.turnId).toBeNull();
   }, 30_000);
 
+  it('runs a fire after the previous one ends (overlap enqueue), one waiting at most', async () => {
+    const created = await postJson(`${runtime.baseUrl}/schedules`, {
+      agent: { id: 'queuer' },
+      kind: 'cron',
+      cron: '* * * * * *',
+      overlap: 'enqueue',
+      prompt: 'work slowly',
+      model: { script: [{ text: 'slow', delayMs: 1_600 }] },
+    });
+    const id = created.body.id as string;
+    const fires = await waitUntil('three started fires', async () => {
+      const started = await startedFires(id);
+      return started.length >= 3 ? started : undefined;
+    });
+    await fetch(`${runtime.baseUrl}/schedules/${id}`, { method: 'DELETE' });
+    const turns = await Promise.all(fires.map(async (fire) => (await getJson(`${runtime.baseUrl}/turns/${fire.turnId ?? ''}`)).body));
+    turns.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    let waited = false;
+    for (let index = 1; index < turns.length; index += 1) {
+      const previous = turns[index - 1];
+      // Each queued fire started once the one before had ended, not when it was due.
+      expect(previous.finishedAt).not.toBeNull();
+      expect(Date.parse(turns[index].createdAt)).toBeGreaterThanOrEqual(Date.parse(previous.finishedAt));
+      const fire = fires.find((entry) => entry.turnId === turns[index].id);
+      if (fire !== undefined && Date.parse(turns[index].createdAt) - Date.parse(fire.dueAt) > 500) waited = true;
+    }
+    expect(waited).toBe(true);
+  }, 30_000);
+
   it('answers 400 naming the field for bad cron expressions, zones and times', async () => {
     const base = { agent: { id: 'picky' }, prompt: 'p', model: { script: [] } };
     const cases: [Record<string, unknown>, string[], string][] = [
