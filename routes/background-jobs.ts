@@ -130,7 +130,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         controller.abort();
       });
       try {
-        await jobs.streamEvents({ jobId, afterSeq, follow: true, signal: controller.signal, onEvent: (event) => writer.write(event) });
+        await jobs.streamEvents({ jobId, afterSeq, follow: true, signal: controller.signal, onEvent: (event) => { writer.write(event); } });
       } catch (error) {
         request.log.error({ err: error }, 'job event stream failed');
       }

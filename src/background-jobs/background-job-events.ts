@@ -58,7 +58,7 @@ export async function appendJobEvent(options: { readonly db: Kysely<BackgroundJo
   const { db, jobId } = options;
   for (let attempt = 1; ; attempt += 1) {
     const last = await db.selectFrom('background_job_events').select((eb) => eb.fn.max('seq').as('seq')).where('job_id', '=', jobId).executeTakeFirst();
-    const seq = Number(last?.seq ?? 0) + 1;
+    const seq = (last?.seq ?? 0) + 1;
     const { type, ...fields } = options.body;
     const event = { type, jobId, seq, at: options.clock.now().toISOString(), ...fields };
     try {
@@ -79,5 +79,5 @@ export async function listJobEvents(options: { readonly db: Kysely<BackgroundJob
     .orderBy('seq')
     .limit(options.limit)
     .execute();
-  return rows.map((row) => ({ seq: Number(row.seq), type: row.type, json: row.body }));
+  return rows.map((row) => ({ seq: row.seq, type: row.type, json: row.body }));
 }

@@ -49,7 +49,7 @@ export function toBackgroundJobRecord(row: JobRow, turns: readonly JobTurnRow[],
     turnIds: turns.map((turn) => turn.turn_id),
     turns: turns.map((turn) => ({
       turnId: turn.turn_id,
-      index: Number(turn.turn_index),
+      index: turn.turn_index,
       outcome: turn.outcome === null ? 'running' : (turn.outcome as BackgroundJobRecord['turns'][number]['outcome']),
     })),
     pendingMessages,

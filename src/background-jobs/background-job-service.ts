@@ -70,7 +70,7 @@ export class BackgroundJobService {
     );
     await this.#durable.defineQueue({ name: WAKE_QUEUE, policy: 'stately', leaseSeconds: 60, retryLimit: 5, retryDelaySeconds: 2, backoff: true });
     await this.#db.updateTable('background_jobs').set({ owner: null }).where('owner', '=', this.#instanceId).where('status', '=', 'running').execute();
-    await this.#durable.work({ queue: WAKE_QUEUE, concurrency: 2, handler: (job) => this.#claim(String(job.payload['jobId'])) });
+    await this.#durable.work({ queue: WAKE_QUEUE, concurrency: 2, handler: (job) => this.#claim(typeof job.payload['jobId'] === 'string' ? job.payload['jobId'] : '') });
     await this.#sweep();
     this.#every(HEARTBEAT_MS, 'job heartbeat', () => this.#heartbeat());
     this.#every(SWEEP_MS, 'job sweep', () => this.#sweep());
@@ -200,7 +200,7 @@ export class BackgroundJobService {
 
   async #terminalBefore(jobId: string, seq: number): Promise<boolean> {
     const row = await this.#db.selectFrom('background_job_events').select('seq').where('job_id', '=', jobId).where('type', 'in', [...JOB_TERMINAL_EVENTS]).executeTakeFirst();
-    return row !== undefined && Number(row.seq) < seq;
+    return row !== undefined && row.seq < seq;
   }
 
   async #whyNotRunning(jobId: string, agentId: string | undefined): Promise<ServiceError> {

@@ -52,7 +52,7 @@ export async function driveBackgroundJob(context: JobDriverContext): Promise<voi
     if (last !== undefined && last.outcome === null) {
       const settled = await settleTurn(context, last.turn_id, undefined);
       if (settled === undefined) return;
-      await recordSettled(context, Number(last.turn_index), last.turn_id, settled);
+      await recordSettled(context, last.turn_index, last.turn_id, settled);
       if (settled.outcome === 'failed') {
         await context.finish({ status: 'failed', error: settled.error });
         return;
@@ -60,12 +60,12 @@ export async function driveBackgroundJob(context: JobDriverContext): Promise<voi
       continue;
     }
     if (last !== undefined && last.outcome !== 'completed' && last.outcome !== 'interrupted') return;
-    const index = (last === undefined ? 0 : Number(last.turn_index)) + 1;
+    const index = (last === undefined ? 0 : last.turn_index) + 1;
     await db.updateTable('background_job_messages').set({ turn_index: index }).where('job_id', '=', jobId).where('turn_index', 'is', null).execute();
     const messages = await db.selectFrom('background_job_messages').select(['id', 'text', 'turn_index']).where('job_id', '=', jobId).where('turn_index', 'is not', null).orderBy('created_at').orderBy('id').execute();
     const current = messages.filter((message) => Number(message.turn_index) === index);
     if (last !== undefined && last.outcome === 'completed' && current.length === 0) {
-      if (await context.finish({ status: 'completed', output: last.output, messageCount: Number(job.message_count) })) return;
+      if (await context.finish({ status: 'completed', output: last.output, messageCount: job.message_count })) return;
       continue;
     }
     const messagesByTurn = new Map<number, string[]>();
@@ -83,7 +83,7 @@ export async function driveBackgroundJob(context: JobDriverContext): Promise<voi
         input: buildJobTurnInput({
           title: job.title,
           instructions: job.instructions,
-          earlier: turns.map((turn) => ({ index: Number(turn.turn_index), outcome: turn.outcome, output: turn.output })),
+          earlier: turns.map((turn) => ({ index: turn.turn_index, outcome: turn.outcome, output: turn.output })),
           messagesByTurn,
           index,
         }),

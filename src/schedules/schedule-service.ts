@@ -181,7 +181,7 @@ export class ScheduleService {
   async pause(id: string, agentId?: string): Promise<ScheduleRecord> {
     const row = await this.#row(id, agentId);
     if (row.status === 'active') {
-      await this.#db.updateTable('schedules').set({ status: 'paused', next_fire_at: null, generation: Number(row.generation) + 1 }).where('id', '=', id).where('generation', '=', row.generation).execute();
+      await this.#db.updateTable('schedules').set({ status: 'paused', next_fire_at: null, generation: row.generation + 1 }).where('id', '=', id).where('generation', '=', row.generation).execute();
     }
     return this.get(id);
   }
@@ -191,7 +191,7 @@ export class ScheduleService {
     const row = await this.#row(id, agentId);
     if (row.status === 'paused') {
       const next = row.kind === 'once' ? row.at : (nextCronFire({ expression: row.cron ?? '', timeZone: row.time_zone, after: this.#clock.now() })?.toISOString() ?? null);
-      const updated: ScheduleTables['schedules'] = { ...row, status: next === null ? 'done' : 'active', next_fire_at: next, generation: Number(row.generation) + 1 };
+      const updated: ScheduleTables['schedules'] = { ...row, status: next === null ? 'done' : 'active', next_fire_at: next, generation: row.generation + 1 };
       const result = await this.#db.updateTable('schedules').set({ status: updated.status, next_fire_at: next, generation: updated.generation }).where('id', '=', id).where('generation', '=', row.generation).executeTakeFirst();
       if (result.numUpdatedRows > 0n) await this.#queueFire(updated);
     }
@@ -212,7 +212,7 @@ export class ScheduleService {
 
   async #queueFire(row: Pick<ScheduleTables['schedules'], 'id' | 'status' | 'next_fire_at' | 'generation'>): Promise<void> {
     if (row.status !== 'active' || row.next_fire_at === null) return;
-    const payload: FirePayload = { scheduleId: row.id, dueAt: row.next_fire_at, generation: Number(row.generation) };
+    const payload: FirePayload = { scheduleId: row.id, dueAt: row.next_fire_at, generation: row.generation };
     await this.#durable.enqueue({ queue: FIRE_QUEUE, payload: { ...payload }, runAt: new Date(row.next_fire_at), singletonKey: `${row.id}:${payload.generation}:${payload.dueAt}` });
   }
 
@@ -224,7 +224,7 @@ export class ScheduleService {
 
   async #fire(payload: FirePayload): Promise<void> {
     const row = await this.#db.selectFrom('schedules').selectAll().where('id', '=', payload.scheduleId).executeTakeFirst();
-    if (row?.status !== 'active' || row.next_fire_at !== payload.dueAt || Number(row.generation) !== payload.generation) return;
+    if (row?.status !== 'active' || row.next_fire_at !== payload.dueAt || row.generation !== payload.generation) return;
     const now = this.#clock.now();
     const due = new Date(payload.dueAt);
     const missed = now.getTime() - due.getTime() > MISSED_AFTER_MS;

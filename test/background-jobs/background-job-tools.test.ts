@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-return -- the pollers hand back JSON answers, read loosely like the rest of these assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 import { getJson, waitUntil } from '../support/wait-until.js';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-return -- the pollers hand back JSON answers, read loosely like the rest of these assertions */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -62,7 +63,7 @@ describe('a background job and kill -9 of the service', () => {
       expect(secondInput).toContain('Do the long thing.');
       expect(secondInput).toContain('cut off');
 
-      const delivery = await waitUntil('the webhook', async () => receiver.received[0]);
+      const delivery = await waitUntil('the webhook', () => Promise.resolve(receiver.received[0]));
       const headers = { 'webhook-id': String(delivery.headers['webhook-id']), 'webhook-timestamp': String(delivery.headers['webhook-timestamp']), 'webhook-signature': String(delivery.headers['webhook-signature']) };
       expect(new Webhook(TEST_WEBHOOK_SECRET).verify(delivery.body, headers)).toEqual({ type: 'background_job.completed', id: jobId, agentId: 'survivor', status: 'completed' });
       const events = await waitUntil('the webhook event', async () => {

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-return -- the pollers hand back JSON answers, read loosely like the rest of these assertions */
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,7 +83,7 @@ describe('schedules over HTTP (SQLite)', () => {
     const resumed = await postJson(`${runtime.baseUrl}/schedules/${id}/resume`);
     expect(resumed.body.status).toBe('active');
     expect(Date.parse(resumed.body.nextFireAt)).toBeGreaterThan(Date.now() - 1_000);
-    await waitUntil('a fire after resuming', async () => (turnsOf(id) > countWhilePaused ? true : undefined));
+    await waitUntil('a fire after resuming', () => Promise.resolve(turnsOf(id) > countWhilePaused ? true : undefined));
 
     const listed = (await getJson(`${runtime.baseUrl}/schedules?agentId=ticker`)).body;
     expect(listed.schedules.map((entry: { id: string }) => entry.id)).toEqual([id]);

@@ -1,5 +1,5 @@
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs` saying what it waited for. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+export async function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await check();

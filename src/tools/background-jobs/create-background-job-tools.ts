@@ -113,7 +113,7 @@ async function asToolError<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ServiceError) throw new Error(error.message);
+    if (error instanceof ServiceError) throw new Error(error.message, { cause: error });
     throw error;
   }
 }

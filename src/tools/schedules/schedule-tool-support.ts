@@ -10,14 +10,14 @@ export async function asScheduleToolError<T>(action: () => Promise<T>): Promise<
     return await action();
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
-    if (error.issues === undefined || error.issues.length === 0) throw new Error(error.message);
+    if (error.issues === undefined || error.issues.length === 0) throw new Error(error.message, { cause: error });
     const text = error.issues
       .map((issue) => {
         const field = issue.path.map((part) => (typeof part === 'string' ? (TOOL_FIELDS[part] ?? part) : String(part))).join('.');
         return `${field}: ${issue.message}`;
       })
       .join('; ');
-    throw new Error(text);
+    throw new Error(text, { cause: error });
   }
 }
 
