@@ -132,7 +132,8 @@ async function settleTurn(context: JobDriverContext, turnId: string, run: TurnRu
     }
     record = await context.store.getTurn(turnId);
     if (record === undefined) return { outcome: 'interrupted', output: null };
-    if (record.status !== 'running') break;
+    // Ended (a turn that waits behind the agent's other turns has not).
+    if (record.finishedAt !== null) break;
     const job = await db.selectFrom('background_jobs').select('status').where('id', '=', jobId).executeTakeFirst();
     if (job?.status !== 'running') run?.cancel('cancel_requested');
     if (context.signal.aborted && run === undefined) return undefined;

@@ -294,7 +294,8 @@ export class ScheduleService {
     for (const fire of fires) {
       // Starting a turn takes moments: one "starting" for long was left by a process that died.
       if (fire.outcome === 'starting' && new Date(fire.at).getTime() > this.#clock.now().getTime() - STARTING_STALE_MS) return 'waiting';
-      if (fire.turn_id !== null && (await this.#store.getTurn(fire.turn_id))?.status === 'running') return 'running';
+      // Not ended yet (running, or waiting behind the agent's other turns).
+      if (fire.turn_id !== null && (await this.#store.getTurn(fire.turn_id))?.finishedAt === null) return 'running';
     }
     return 'idle';
   }
