@@ -16,6 +16,10 @@ import { turnRoutes } from '../routes/turns.js';
 import type { BrainStore } from './brain/brain-store.js';
 import type { Clock } from './clock.js';
 import { workflowRoutes } from '../routes/workflows.js';
+import { backgroundJobRoutes } from '../routes/background-jobs.js';
+import { scheduleRoutes } from '../routes/schedules.js';
+import type { BackgroundJobService } from './background-jobs/background-job-service.js';
+import type { ScheduleService } from './schedules/schedule-service.js';
 import type { Config } from './config/config.js';
 import { createAuthenticator } from './http/authenticate.js';
 import { createDrainGuard } from './http/drain-guard.js';
@@ -43,6 +47,8 @@ export interface BuildAppOptions {
   /** Serves the workflow routes when given. */
   readonly workflows?: WorkflowEngine;
   readonly metrics: ServiceMetrics;
+  readonly backgroundJobs?: BackgroundJobService;
+  readonly schedules?: ScheduleService;
   readonly version?: string;
 }
 
@@ -130,6 +136,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(metricsRoutes, { metrics: options.metrics });
   await app.register(turnListRoutes, { service });
   await app.register(uiRoutes, { assets: await loadInspectorAssets() });
+  if (options.backgroundJobs !== undefined) await app.register(backgroundJobRoutes, { jobs: options.backgroundJobs, ssePingMs: config.http.ssePingMs });
+  if (options.schedules !== undefined) await app.register(scheduleRoutes, { schedules: options.schedules });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

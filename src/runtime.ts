@@ -39,6 +39,10 @@ import { viewTables } from './store/view-tables.js';
 import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 import type { WebhookTables } from './webhooks/webhook-tables.js';
+import { BackgroundJobService } from './background-jobs/background-job-service.js';
+import type { BackgroundJobTables } from './background-jobs/background-job-tables.js';
+import { ScheduleService } from './schedules/schedule-service.js';
+import type { ScheduleTables } from './schedules/schedule-tables.js';
 
 export interface Runtime {
   readonly app: App;
@@ -49,6 +53,8 @@ export interface Runtime {
   readonly webhooks: WebhookService;
   readonly workflows: WorkflowEngine;
   readonly observability: Observability;
+  readonly backgroundJobs: BackgroundJobService;
+  readonly schedules: ScheduleService;
 }
 
 /**
@@ -101,6 +107,16 @@ export async function createRuntime(options: {
       instanceId,
       hasModelProvider: hasModelProvider(config.model),
     });
+    const backgroundJobs = new BackgroundJobService({
+      db: viewTables<BackgroundJobTables>(database),
+      durable,
+      webhooks,
+      store,
+      clock,
+      logger: logger.child({ component: 'background-jobs' }),
+      instanceId,
+    });
+    const schedules = new ScheduleService({ db: viewTables<ScheduleTables>(database), durable, webhooks, store, clock, logger: logger.child({ component: 'schedules' }) });
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });
     // Read once here; a bad file stops start-up (McpConfigError names the file and the path).
     const mcpConfig = config.mcpConfigFile === undefined ? EMPTY_MCP_CONFIG : await loadMcpConfig(config.mcpConfigFile);
@@ -149,6 +165,8 @@ export async function createRuntime(options: {
         catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),
         mcporterCommand: mcporterCommand({ install: mcporter, sandbox }),
       },
+      backgroundJobs,
+      schedules,
     };
     const service = await TurnService.start({
       config,
@@ -169,8 +187,10 @@ export async function createRuntime(options: {
       turnWebhooks: createTurnWebhooks({ webhooks }),
     });
     await workflows.start(service);
-    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows, metrics: observability.metrics });
+    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows, backgroundJobs, schedules, metrics: observability.metrics });
     app.addHook('onClose', async () => {
+      schedules.close();
+      await backgroundJobs.close();
       await workflows.close();
       await durableWork.stop();
       await services.mcp.close();
@@ -178,7 +198,9 @@ export async function createRuntime(options: {
       await store.close();
       await observability.tracing?.shutdown();
     });
-    return { app, service, store, durable: durableWork, webhooks, workflows, observability };
+    await backgroundJobs.start({ turns: service });
+    await schedules.start({ turns: service });
+    return { app, service, store, durable: durableWork, webhooks, workflows, backgroundJobs, schedules, observability };
   } catch (error) {
     await durable?.stop();
     await signals?.close();

@@ -35,6 +35,8 @@ export interface TurnsTable {
   queued_at: string | null;
   queue_priority: number | null;
   queue_seq: number | null;
+  background_job_id: string | null;
+  schedule_id: string | null;
 }
 
 export interface TurnEventsTable {

@@ -277,6 +277,8 @@ export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, p
       queued_at: placement?.status === 'queued' ? record.createdAt : null,
       queue_priority: placement?.priority ?? null,
       queue_seq: placement?.seq ?? null,
+      background_job_id: record.backgroundJobId ?? null,
+      schedule_id: record.scheduleId ?? null,
     })
     .execute();
   const toolsHash = await saveToolSet(trx, turn.toolsJson);
@@ -344,5 +346,7 @@ function toTurnRecord(row: TurnsTable): TurnRecord {
     outcome: row.outcome,
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
+    ...(row.schedule_id === null ? {} : { scheduleId: row.schedule_id }),
+    ...(row.background_job_id === null ? {} : { backgroundJobId: row.background_job_id }),
   };
 }

@@ -242,4 +242,103 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropIndex('turns_created').ifExists().execute();
     },
   },
+  // Background agent jobs: the job, its turns, the messages queued to it, its events; and the turn's origin.
+  '2026-12-01-jobs-001-background-jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('turns').addColumn('background_job_id', 'text').execute();
+      await db.schema.alterTable('turns').addColumn('schedule_id', 'text').execute();
+      await db.schema
+        .createTable('background_jobs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('agent_id', 'text', (column) => column.notNull())
+        .addColumn('title', 'text', (column) => column.notNull())
+        .addColumn('instructions', 'text', (column) => column.notNull())
+        .addColumn('request_json', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('output', 'text')
+        .addColumn('error_json', 'text')
+        .addColumn('message_count', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('owner', 'text')
+        .addColumn('heartbeat_at', 'text')
+        .addColumn('source_turn_id', 'text')
+        .addColumn('source_call_id', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('finished_at', 'text')
+        .execute();
+      await db.schema.createIndex('background_jobs_agent').on('background_jobs').columns(['agent_id', 'created_at']).execute();
+      await db.schema.createIndex('background_jobs_status').on('background_jobs').columns(['status']).execute();
+      await db.schema
+        .createTable('background_job_turns')
+        .addColumn('job_id', 'text', (column) => column.notNull().references('background_jobs.id').onDelete('cascade'))
+        .addColumn('turn_index', 'integer', (column) => column.notNull())
+        .addColumn('turn_id', 'text', (column) => column.notNull())
+        .addColumn('outcome', 'text')
+        .addColumn('output', 'text')
+        .addPrimaryKeyConstraint('background_job_turns_pk', ['job_id', 'turn_index'])
+        .execute();
+      await db.schema
+        .createTable('background_job_messages')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('job_id', 'text', (column) => column.notNull().references('background_jobs.id').onDelete('cascade'))
+        .addColumn('text', 'text', (column) => column.notNull())
+        .addColumn('turn_index', 'integer')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema.createIndex('background_job_messages_job').on('background_job_messages').columns(['job_id', 'turn_index']).execute();
+      await db.schema
+        .createTable('background_job_events')
+        .addColumn('job_id', 'text', (column) => column.notNull().references('background_jobs.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('body', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('background_job_events_pk', ['job_id', 'seq'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['background_job_events', 'background_job_messages', 'background_job_turns', 'background_jobs']) {
+        await db.schema.dropTable(table).ifExists().execute();
+      }
+      await db.schema.alterTable('turns').dropColumn('schedule_id').execute();
+      await db.schema.alterTable('turns').dropColumn('background_job_id').execute();
+    },
+  },
+  // Schedules: one-off and cron fires of a stored prompt, and the fires that happened.
+  '2026-12-01-jobs-002-schedules': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('schedules')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('agent_id', 'text', (column) => column.notNull())
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('at', 'text')
+        .addColumn('cron', 'text')
+        .addColumn('time_zone', 'text', (column) => column.notNull())
+        .addColumn('prompt', 'text', (column) => column.notNull())
+        .addColumn('request_json', 'text', (column) => column.notNull())
+        .addColumn('overlap', 'text', (column) => column.notNull())
+        .addColumn('missed', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('next_fire_at', 'text')
+        .addColumn('generation', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('source_turn_id', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema.createIndex('schedules_agent').on('schedules').columns(['agent_id', 'created_at']).execute();
+      await db.schema.createIndex('schedules_status').on('schedules').columns(['status']).execute();
+      await db.schema
+        .createTable('schedule_fires')
+        .addColumn('schedule_id', 'text', (column) => column.notNull().references('schedules.id').onDelete('cascade'))
+        .addColumn('due_at', 'text', (column) => column.notNull())
+        .addColumn('at', 'text', (column) => column.notNull())
+        .addColumn('outcome', 'text', (column) => column.notNull())
+        .addColumn('turn_id', 'text')
+        .addColumn('error', 'text')
+        .addPrimaryKeyConstraint('schedule_fires_pk', ['schedule_id', 'due_at'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('schedule_fires').ifExists().execute();
+      await db.schema.dropTable('schedules').ifExists().execute();
+    },
+  },
 };

@@ -27,6 +27,10 @@ export interface TurnRecord {
   readonly queuedAt?: string;
   /** The calls waiting for a person, while `status` is `requires_action`. */
   readonly pendingApprovals?: PendingApproval[];
+  /** The schedule whose fire started this turn. */
+  readonly scheduleId?: string;
+  /** The background job this turn is a step of. */
+  readonly backgroundJobId?: string;
 }
 
 /** What a turn was given, as `GET /turns/:id/tools` shows it. */

@@ -10,6 +10,7 @@ import { assembleTextTurnTools } from './assembly/assemble-text-turn-tools.js';
 import type { ToolServices, UnavailableSource } from './assembly/tool-services.js';
 import { createModelClient } from './create-model-client.js';
 import type { TurnRequest } from './turn-request.js';
+import type { StartTurnRequest } from './turn-origin.js';
 import { prepareWorkflowTask } from './workflow-task/prepare-workflow-task.js';
 
 /** How long assembly may wait on tool sources (MCP servers listing their tools …). */
@@ -32,7 +33,7 @@ export interface PlannedTurn {
  * schema strict mode cannot take) throws a ServiceError before any turn exists.
  */
 export async function planTurn(options: {
-  readonly request: TurnRequest;
+  readonly request: StartTurnRequest;
   readonly turnId: string;
   readonly home: string;
   readonly config: Config;
@@ -67,7 +68,7 @@ export async function planTurn(options: {
     agent: request.agent,
     home,
     services,
-    turn: { id: options.turnId, agent: request.agent, model: request.model, webhook: request.webhook },
+    turn: { id: options.turnId, agent: request.agent, model: request.model, webhook: request.webhook, origin: request.origin ?? {} },
     signal: AbortSignal.timeout(ASSEMBLY_TIMEOUT_MS),
     logger,
   });

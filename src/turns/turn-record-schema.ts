@@ -25,6 +25,8 @@ export const turnRecordSchema = z
     usage: usageSchema,
     queuedAt: z.string().optional().describe('When the turn was put in its agent\'s queue (multitask `enqueue` or `interrupt`); absent when it never waited.'),
     pendingApprovals: z.array(pendingApprovalSchema).optional().describe('The calls waiting for a person, while `status` is `requires_action`.'),
+    scheduleId: z.string().optional().describe('The schedule whose fire started this turn.'),
+    backgroundJobId: z.string().optional().describe('The background job this turn is a step of.'),
   })
   .meta({ id: 'TurnRecord' });
 

@@ -23,6 +23,7 @@ import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
 import { followTurnEvents, type EventSink } from './follow-turn-events.js';
 import { isEndedStatus } from './turn-status.js';
 import type { TurnRequest } from './turn-request.js';
+import type { StartTurnRequest } from './turn-origin.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
 import { agentBusy, idempotencyKeyReused } from './coordination/coordination-errors.js';
@@ -140,7 +141,7 @@ export class TurnService {
    * exist; `run.done` resolves at its end. The one path by which every turn starts: HTTP,
    * workflows, background jobs and schedules alike.
    */
-  async startTurn(request: TurnRequest, options: Pick<StartTurnOptions, 'traceHeaders'> = {}): Promise<TurnRun> {
+  async startTurn(request: StartTurnRequest, options: Pick<StartTurnOptions, 'traceHeaders'> = {}): Promise<TurnRun> {
     const submission = await this.submitTurn(request, options);
     if (submission.kind === 'started') return submission.run;
     // Unreachable without an idempotency key; said plainly rather than asserted away.
@@ -151,7 +152,7 @@ export class TurnService {
    * `startTurn` with options: with an idempotency key, a repeated request answers the turn it
    * made (`replayed`, which may be running on another replica) instead of starting another.
    */
-  async submitTurn(request: TurnRequest, options: StartTurnOptions = {}): Promise<TurnSubmission> {
+  async submitTurn(request: StartTurnRequest, options: StartTurnOptions = {}): Promise<TurnSubmission> {
     const { config, store, clock, logger } = this.#options;
     if (this.#draining) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down' });
     const claim = options.idempotency === undefined ? undefined : idempotencyClaim({ ...options.idempotency, body: request });
@@ -206,6 +207,7 @@ export class TurnService {
           error: null,
           outcome: null,
           usage: { inputTokens: 0, outputTokens: 0 },
+          ...request.origin,
         },
         owner: this.#options.instanceId,
         toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),

@@ -8,6 +8,11 @@ import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
 import { createUseSkillTool } from '../../tools/skills/create-use-skill-tool.js';
 import { resolveRequestedSkills } from '../../tools/skills/resolve-requested-skills.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
+import { createBackgroundJobTools } from '../../tools/background-jobs/create-background-job-tools.js';
+import { createCheckBackLaterTool } from '../../tools/schedules/check-back-later-tool.js';
+import { createCronTool } from '../../tools/schedules/cron-tool.js';
+import type { WorkRequest } from '../../durable/work-request.js';
+import type { TurnOrigin } from '../turn-origin.js';
 import type { TurnRequest } from '../turn-request.js';
 import { createWorkflowTools, type WorkflowToolTurn } from '../../workflows/tools/create-workflow-tools.js';
 import type { ToolServices, UnavailableSource } from './tool-services.js';
@@ -18,22 +23,16 @@ export interface AssembledTools {
   readonly unavailable: readonly UnavailableSource[];
 }
 
-/** Sources this server has no backend for yet: accepted in requests, contributing nothing. */
-const UNSERVED_SOURCES = [
-  ['schedule', 'this server has no schedule backend'],
-  ['backgroundJobs', 'this server has no background job backend'],
-] as const;
-
 /**
  * The main text turn's tools, built from the agent context in a fixed order: todo, computer,
  * web, then the rest. Explicit on purpose: a tool is available because it is in this array.
  */
 export async function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
+  /** The turn being assembled: work its tools start (workflows, jobs, schedules) inherits its model and webhook. */
+  readonly turn: WorkflowToolTurn & { readonly origin: TurnOrigin };
   readonly home: string;
   readonly services: ToolServices;
-  /** The turn itself, for tools that start work on its behalf (workflows). */
-  readonly turn?: WorkflowToolTurn;
   /** Bounds the time sources (MCP servers) may take to answer. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
@@ -70,13 +69,20 @@ export async function assembleTextTurnTools(options: {
     const computer = sources.computer === true ? { sandbox: services.sandbox, mcporterCommand: services.skills.mcporterCommand } : undefined;
     tools.push(createUseSkillTool({ skills, home, computer }));
   }
-  if (sources.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: services.brain, clock: services.clock, readOnly: false }));
+  const work: WorkRequest = { agent, model: options.turn.model, ...(options.turn.webhook === undefined ? {} : { webhook: options.turn.webhook }) };
+  if (sources.schedule === true) {
+    if (services.schedules === undefined) unavailable.push({ source: 'schedule', reason: 'this server has no schedule backend' });
+    else tools.push(createCheckBackLaterTool({ service: services.schedules, request: work, turnId: options.turn.id }), createCronTool({ service: services.schedules, request: work, turnId: options.turn.id }));
+  }
+  // Never inside a job's own turns: a job does not start jobs.
+  if (sources.backgroundJobs === true && options.turn.origin.backgroundJobId === undefined) {
+    if (services.backgroundJobs === undefined) unavailable.push({ source: 'backgroundJobs', reason: 'this server has no background job backend' });
+    else tools.push(...createBackgroundJobTools({ service: services.backgroundJobs, request: work, turnId: options.turn.id }));
+  }
   if (sources.workflows === true) {
-    if (services.workflows === undefined || options.turn === undefined) unavailable.push({ source: 'workflows', reason: 'this server has no workflow backend' });
+    if (services.workflows === undefined) unavailable.push({ source: 'workflows', reason: 'this server has no workflow backend' });
     else tools.push(...createWorkflowTools({ engine: services.workflows, turn: options.turn }));
   }
-  for (const [source, reason] of UNSERVED_SOURCES) {
-    if (sources[source] === true) unavailable.push({ source, reason });
-  }
+  if (sources.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: services.brain, clock: services.clock, readOnly: false }));
   return { tools, unavailable };
 }

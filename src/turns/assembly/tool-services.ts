@@ -10,6 +10,8 @@ import type { WebFetchSettings } from '../../tools/web/fetch/web-fetch-settings.
 import type { SearchProvider } from '../../tools/web/search/search-provider.js';
 import type { HostLookup } from '../../net/guarded-lookup.js';
 import type { WorkflowEngine } from '../../workflows/workflow-engine.js';
+import type { BackgroundJobService } from '../../background-jobs/background-job-service.js';
+import type { ScheduleService } from '../../schedules/schedule-service.js';
 
 /**
  * What tool creators need that outlives a turn: stores, the sandbox, providers, caches. Built
@@ -42,6 +44,10 @@ export interface ToolServices {
     /** How run_command starts mcporter (`mcporter` in the bubblewrap sandbox); undefined without a sandbox or mcporter. */
     readonly mcporterCommand: string | undefined;
   };
+  /** Background agent jobs; without them, the job tools are absent. */
+  readonly backgroundJobs?: BackgroundJobService;
+  /** Schedules (`check_back_later`, `cron`); without them, those tools are absent. */
+  readonly schedules?: ScheduleService;
 }
 
 /** A source the agent asked for that this server cannot serve: it contributes no tool. */
