@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../canonical-json.js';
 import type { JsonValue } from '../json.js';
 
 /** Validated arguments as plain JSON, with the hash a decision must name. */
@@ -17,6 +17,5 @@ export interface HashedArguments {
 export function hashArguments(params: unknown): HashedArguments {
   const text = JSON.stringify(params ?? {});
   const value = JSON.parse(text) as JsonValue;
-  const canonical = canonicalize(value) ?? 'null';
-  return { value, hash: createHash('sha256').update(canonical, 'utf8').digest('hex') };
+  return { value, hash: createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex') };
 }

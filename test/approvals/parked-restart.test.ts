@@ -6,7 +6,7 @@ import { openStream } from '../support/sse-client.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
 import { readJson } from '../support/test-runtime.js';
 import { decide, eventsOf, expectContiguousSeqs, startStreamingTurn, storedEvents, waitForEnd, waitForPending } from './approval-test-kit.js';
-import { startServiceProcess, type ServiceProcess } from './service-process.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 /** A turn that writes a file after approval, reads it back in the next step, then answers. */
 function parkingTurn(agentId: string) {
@@ -29,7 +29,7 @@ async function parkThenKill(service: ServiceProcess, agentId: string): Promise<{
   await stream.waitFor((message) => message.event === 'tool.approval_requested');
   const record = await waitForPending(service.baseUrl, turnId);
   const seenSeqs = stream.messages.length;
-  await service.kill();
+  await service.crash();
   stream.destroy();
   return { turnId, pending: record.pendingApprovals[0], seenSeqs };
 }
@@ -74,12 +74,12 @@ describe('a parked turn survives kill -9 of its process', () => {
   const services: ServiceProcess[] = [];
   let schema: PostgresSchema | undefined;
   afterAll(async () => {
-    await Promise.all(services.map((service) => service.kill()));
+    await Promise.all(services.map((service) => service.crash()));
     await schema?.drop();
     await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
   });
   const start = async (env: Record<string, string>) => {
-    const service = await startServiceProcess(env);
+    const service = await startServiceProcess({ instanceId: env['INSTANCE_ID'] ?? 'approvals', env });
     services.push(service);
     return service;
   };

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/turns/coordination/canonical-json.js';
+import { canonicalJson } from '../../src/canonical-json.js';
 import { idempotencyClaim, idempotencyScope } from '../../src/turns/coordination/idempotency-key.js';
 import { LocalTurnSignals } from '../../src/turns/coordination/local-turn-signals.js';
 import { PostgresTurnSignals } from '../../src/turns/coordination/postgres-turn-signals.js';

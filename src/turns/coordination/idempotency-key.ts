@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IdempotencyClaim } from '../../store/coordination-store.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../canonical-json.js';
 
 /** 1–200 visible ASCII characters (0x21–0x7E), as the contract says. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7E]{1,200}$/;
