@@ -1,6 +1,5 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { checkDataDir } from './config/check-data-dir.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -8,7 +7,6 @@ import { createRuntime, type Runtime } from './runtime.js';
 async function start(): Promise<{ config: Config; runtime: Runtime }> {
   try {
     const config = loadConfig(process.env);
-    await checkDataDir({ dataDir: config.dataDir, uid: process.getuid?.() });
     const logger = pino({ level: config.logLevel, base: { service: 'turn-runtime' } });
     return { config, runtime: await createRuntime({ config, logger }) };
   } catch (error) {

@@ -18,8 +18,11 @@ export function instrumentModelClient(options: {
 }): ModelClient {
   const { model, provider, metrics, clock, tracing } = options;
   let iteration = 0;
+  const stepsTaken = model.stepsTaken?.bind(model);
   return {
     model: model.model,
+    // A scripted model's position is what a parked turn stores to go on from the right step.
+    ...(stepsTaken === undefined ? {} : { stepsTaken }),
     async respond(request, call) {
       iteration += 1;
       const started = clock.monotonicMs();

@@ -132,7 +132,7 @@ describe('the process and where it listens', () => {
       // A user that is not the folder's owner, as in a container whose volume belongs to root.
       const { code, stderr } = await start({ DATA_DIR: dataDir, PORT: '0', HOME: parent }, { uid: 65534 });
       expect(code).toBe(78);
-      expect(stderr).toContain(`- DATA_DIR: ${dataDir} cannot be created or written by this process (uid 65534) (EACCES)`);
+      expect(stderr).toContain(`- DATA_DIR: cannot create or write the data folder: ${dataDir} cannot be created or written by this process (uid 65534) (EACCES)`);
     } finally {
       await rm(parent, { recursive: true, force: true });
     }

@@ -140,7 +140,7 @@ describe('POST /turns with the scripted model', () => {
     const response = await fetch(`${runtime.baseUrl}/turns`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ agent: { id: 'web-agent', tools: { web: true, brain: true } }, input: 'x', model: { script: [] } }),
+      body: JSON.stringify({ agent: { id: 'web-agent', tools: { web: true } }, input: 'x', model: { script: [] } }),
     });
     const turn = await readJson(response);
     expect(turn.events[0].tools).toEqual(['web_fetch']);
@@ -148,7 +148,6 @@ describe('POST /turns with the scripted model', () => {
     expect(tools.tools.map((tool: { name: string }) => tool.name)).toEqual(['web_fetch']);
     expect(tools.unavailableSources).toEqual([
       { source: 'web.web_search', reason: 'no web search provider is configured (WEB_SEARCH_PROVIDER)' },
-      { source: 'brain', reason: 'this server has no Brain backend' },
     ]);
     expect(turn.events[0].unavailableSources).toEqual(tools.unavailableSources);
   });
