@@ -1,3 +1,5 @@
+import { TASK_RESULT_MAX_BYTES } from '../turns/workflow-task/submit-result-tool.js';
+
 /** The contract's limits: defaults a request may lower or raise up to the hard caps. */
 export const WORKFLOW_LIMITS = {
   defaultConcurrency: 8,
@@ -7,7 +9,7 @@ export const WORKFLOW_LIMITS = {
   maxRunningTasksPerAgent: 64,
   scriptBytes: 256 * 1024,
   argsBytes: 64 * 1024,
-  taskValueBytes: 24 * 1024,
+  taskValueBytes: TASK_RESULT_MAX_BYTES,
   resultBytes: 1024 * 1024,
   titleChars: 200,
   attempts: 3,

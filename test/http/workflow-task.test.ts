@@ -80,6 +80,17 @@ describe('workflow task turns', () => {
     expect(body).toMatchObject({ status: 'completed', result: { releaseDate: '2025-05-06', confidence: 1, source: 'nodejs.org' }, iterations: 2 });
   });
 
+  it('refuses a result over 24 KiB to the model like a schema failure, and accepts a shorter one', async () => {
+    const { body } = await runTurn(runtime, task([
+      { calls: [{ name: 'submit_result', arguments: { result: { releaseDate: '2025-05-06', confidence: 1, source: 'x'.repeat(25 * 1024) } } }] },
+      { calls: [{ name: 'submit_result', arguments: { result: { releaseDate: '2025-05-06', confidence: 1, source: 'nodejs.org' } } }] },
+    ]));
+    const failed = body.events.find((event: { type: string }) => event.type === 'tool.failed');
+    expect(failed).toMatchObject({ name: 'submit_result', error: { code: 'tool_error' } });
+    expect(failed.output).toContain('at most 24576 bytes');
+    expect(body).toMatchObject({ status: 'completed', result: { source: 'nodejs.org' }, iterations: 2 });
+  });
+
   it('reminds once after prose without a submission, then accepts a submission', async () => {
     const { body } = await runTurn(runtime, task([
       { text: 'The release date is 2025-05-06.' },

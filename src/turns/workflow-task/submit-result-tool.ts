@@ -7,9 +7,14 @@ import { toStrictJsonSchema, type StrictSchema } from '../../tools/schema/strict
 
 const submissionEnvelope = z.object({ result: z.unknown() }).strict();
 
+/** The largest accepted result, as UTF-8 JSON: the contract's cap on one workflow task value. */
+export const TASK_RESULT_MAX_BYTES = 24 * 1024;
+
 /** The tally a task's completion policy reads: did the model try, and was it refused? */
 export interface SubmissionTally {
   rejected: number;
+  /** Why the last submission was refused, for the task's failure message. */
+  lastRefusal?: string;
 }
 
 /** Wraps a task's result schema as `submit_result`'s strict parameters: `{ result: <schema> }`. */
@@ -53,11 +58,22 @@ export function createSubmitResultTool(options: {
       const validate = compileJsonSchemaValidator(await options.loadStoredSchema());
       const checked = validate(stripped.result);
       if (!checked.ok) {
-        tally.rejected += 1;
         const problems = checked.issues.slice(0, 10).map((issue) => `result${issue.path.length === 0 ? '' : `.${formatIssuePath(issue.path)}`}: ${issue.message}`);
-        throw new Error(`the result does not match the task's schema: ${problems.join('; ')}. Fix the value and call submit_result again.`);
+        throw refuse(tally, `the result does not match the task's schema: ${problems.join('; ')}`, 'Fix the value and call submit_result again.');
+      }
+      // Refused like a schema failure, inside the turn, so the model can make it shorter.
+      const bytes = Buffer.byteLength(JSON.stringify(checked.value));
+      if (bytes > TASK_RESULT_MAX_BYTES) {
+        throw refuse(tally, `the result is ${bytes} bytes of JSON; a task result may be at most ${TASK_RESULT_MAX_BYTES} bytes`, 'Submit a shorter value with submit_result.');
       }
       return { content: 'Result accepted. The task is complete.', details: { accepted: true, result: checked.value }, terminate: true };
     },
   });
+}
+
+/** Counts a refused submission and makes the error the model reads: the reason, then what to do. */
+function refuse(tally: SubmissionTally, reason: string, advice: string): Error {
+  tally.rejected += 1;
+  tally.lastRefusal = reason;
+  return new Error(`${reason}. ${advice}`);
 }

@@ -22,7 +22,7 @@ export function createWorkflowTaskPolicy(tally: SubmissionTally): CompletionPoli
         kind: 'fail',
         error: {
           code: 'no_result_submitted',
-          message: 'the model ended the task without an accepted submit_result call, even after a reminder',
+          message: `the model ended the task without an accepted submit_result call, even after a reminder${tally.lastRefusal === undefined ? '' : ` (the last submission was refused: ${tally.lastRefusal})`}`,
           reason: tally.rejected > 0 ? 'schema_noncompliance' : 'empty_output',
         },
       };
