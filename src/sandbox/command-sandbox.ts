@@ -6,7 +6,7 @@ export interface CommandRunRequest {
   readonly home: string;
   /**
    * Where to start, relative to the home ("" or "." for the home itself). Callers check it
-   * with `resolveHomePath` first; the sandbox refuses anything absolute or with `..`.
+   * with `openHomePath` first; the sandbox refuses anything absolute or with `..`.
    */
   readonly cwd?: string;
   /** The command is killed (SIGKILL, whole process tree) when this elapses. */

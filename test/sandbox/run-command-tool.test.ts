@@ -115,7 +115,7 @@ describe('run_command with a scripted sandbox', () => {
     expect(fake.requests.map((request) => request.timeoutMs)).toEqual([20_000, 10_000, 1_500]);
   });
 
-  it('checks cwd with resolveHomePath: outside, through a symlink, missing, or a file are refused', async () => {
+  it('checks cwd with openHomePath: outside, through a symlink, missing, or a file are refused', async () => {
     const fake = scriptedSandbox(() => exited());
     const tool = createRunCommandTool({ home, sandbox: fake, settings });
     await mkdir(path.join(home, 'src', 'lib'), { recursive: true });

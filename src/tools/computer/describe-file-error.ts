@@ -1,4 +1,4 @@
-import { HomePathError } from './home-path.js';
+import { HomePathError } from './home-path-error.js';
 
 /**
  * Turns a failed file-system call into an Error the model can act on. Node's own messages

@@ -111,7 +111,7 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
   });
 }
 
-/** The start folder, relative to the home, after `resolveHomePath` proved it stays inside. */
+/** The start folder, relative to the home, after `openHomePath` proved it stays inside. */
 async function resolveFolder(home: string, requested: string): Promise<string> {
   const resolved = await openHomePath({ home, requested, followLast: true }).catch((error: unknown) => {
     throw describeFileError(error, requested);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { JsonObject } from '../../json.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
+import { withAgentHomeLock } from '../computer/agent-home-lock.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import { installSkillFiles } from './install-skill-files.js';
 import type { Skill } from './skill-catalog.js';
@@ -52,7 +53,8 @@ export function createUseSkillTool(options: {
   const install = (skill: Skill, signal: AbortSignal): Promise<string> => {
     let pending = installs.get(skill.name);
     if (pending === undefined) {
-      pending = installSkillFiles({ home, skill, signal });
+            // Every write into the home takes its shared lock, like the file tools: never while a command of this agent runs.
+      pending = withAgentHomeLock({ home, mode: 'shared', signal }, () => installSkillFiles({ home, skill, owner: computer?.sandbox?.homeOwner, signal }));
       installs.set(skill.name, pending);
       pending.catch(() => installs.delete(skill.name));
     }
@@ -98,13 +100,10 @@ export function createUseSkillTool(options: {
         } else if (computer.mcporterCommand === undefined) {
           sections.push(unavailableMcpNote({ servers, reason: 'the mcporter CLI is not installed on this server' }));
         } else {
-          const setup = await writeMcporterConfig({
-            home,
-            homeInside: computer.sandbox.homeInside ?? home,
-            skill,
-            allowNetwork: computer.sandbox.allowNetwork,
-            signal,
-          });
+          const { sandbox } = computer;
+          const setup = await withAgentHomeLock({ home, mode: 'shared', signal }, () =>
+            writeMcporterConfig({ home, homeInside: sandbox.homeInside ?? home, skill, allowNetwork: sandbox.allowNetwork, owner: sandbox.homeOwner, signal }),
+          );
           sections.push(mcporterNote({ command: computer.mcporterCommand, setup }));
           details['mcporterConfig'] = setup.configPath ?? null;
         }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { JsonObject } from '../../json.js';
-import { writeFileAtomically } from '../computer/write-file-atomically.js';
+import { openHomePath, type HomeOwner } from '../computer/home-fs/open-home-path.js';
+import { writeHomeFile } from '../computer/home-fs/write-home-file.js';
 import { ensureHomeServiceFolder } from './ensure-home-service-folder.js';
 import type { Skill } from './skill-catalog.js';
 import { toMcporterServer } from './to-mcporter-server.js';
@@ -32,6 +33,8 @@ export async function writeMcporterConfig(options: {
   readonly homeInside: string;
   readonly skill: Skill;
   readonly allowNetwork: boolean;
+  /** Who the folder and the file belong to (the sandbox user when the service is root). */
+  readonly owner?: HomeOwner | undefined;
   readonly signal: AbortSignal;
 }): Promise<McporterSetup> {
   const { skill } = options;
@@ -48,13 +51,22 @@ export async function writeMcporterConfig(options: {
   }
   if (servers.length === 0) return { configPath: undefined, servers, unreachable };
 
-  const folder = await ensureHomeServiceFolder({ home: options.home, name: MCPORTER_FOLDER, mode: 0o700 });
   const fileName = `skill-${skill.name}.json`;
-  await writeFileAtomically({
-    absolute: path.join(folder, fileName),
-    content: `${JSON.stringify({ mcpServers, imports: [] }, null, 2)}\n`,
-    signal: options.signal,
-    mode: 0o600,
+  const ensured = await ensureHomeServiceFolder({ home: options.home, name: MCPORTER_FOLDER, mode: 0o700, owner: options.owner });
+  const target = await openHomePath({ home: options.home, requested: `${MCPORTER_FOLDER}/${fileName}`, followLast: false }).catch(async (error: unknown) => {
+    await ensured.folder.close();
+    throw error;
   });
+  try {
+    // The file goes into the very folder checked above, not into whatever took its name since.
+    const [expected, actual] = await Promise.all([ensured.folder.handle.stat(), target.parent.handle.stat()]);
+    if (expected.ino !== actual.ino || expected.dev !== actual.dev || target.missingFolders.length > 0) {
+      throw new Error(`"${MCPORTER_FOLDER}" in the home folder changed while the config was written; use the skill again`);
+    }
+    await writeHomeFile({ target, content: `${JSON.stringify({ mcpServers, imports: [] }, null, 2)}\n`, how: 'replace', mode: 0o600, owner: options.owner, signal: options.signal });
+  } finally {
+    await target.close();
+    await ensured.folder.close();
+  }
   return { configPath: path.posix.join(options.homeInside, MCPORTER_FOLDER, fileName), servers, unreachable };
 }

@@ -18,6 +18,8 @@ export function createWebTools(options: { readonly agentId: string; readonly hom
     createWebFetchTool({
       agentId,
       home,
+      // Saved texts belong to the sandbox user, like what the file tools write.
+      owner: services.sandbox?.homeOwner,
       settings: webFetch.settings,
       cache: webFetch.cacheFor(agentId),
       clock: services.clock,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { describeFileError } from '../../../src/tools/computer/describe-file-error.js';
-import { HomePathError } from '../../../src/tools/computer/home-path.js';
+import { HomePathError } from '../../../src/tools/computer/home-path-error.js';
 
 describe('describeFileError', () => {
   it('rewrites a system error around the path the model gave, without the host path', async () => {

@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFileTools } from '../../../src/tools/computer/create-file-tools.js';
-import { HomePathError } from '../../../src/tools/computer/home-path.js';
+import { HomePathError } from '../../../src/tools/computer/home-path-error.js';
 import type { WorkerAgentTool } from '../../../src/tools/define-worker-tool.js';
 import { createSandbox, runTool, type Sandbox } from './file-tool-harness.js';
 

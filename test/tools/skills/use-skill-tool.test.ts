@@ -102,6 +102,16 @@ describe('use_skill returns the skill', () => {
     expect(await readdir(path.join(home, '.skills'))).toEqual(['report']);
   });
 
+  it('gives the copied files, their folders and the mcporter config to the sandbox user, as the file tools do', async () => {
+    await writeSkill(root, 'report', skillMarkdown('name: report\ndescription: Reports.\nmetadata:\n  mcp-servers: acme'), { 'scripts/make.sh': '#!/bin/sh\n' });
+    const skill = (await catalogOf({ servers: new Map([['acme', stdioServer()]]) })).find('report') ?? skillFixture({ name: 'x' });
+    const homeOwner = { uid: 4321, gid: 4322 };
+    await callTool(createUseSkillTool({ skills: [skill], home, computer: { sandbox: idleSandbox({ homeOwner }), mcporterCommand: 'mcporter' } }), { name: 'report' });
+    for (const entry of ['.skills', '.skills/report', '.skills/report/scripts', '.skills/report/scripts/make.sh', '.mcporter', '.mcporter/skill-report.json']) {
+      expect(await stat(path.join(home, entry))).toMatchObject({ uid: homeOwner.uid, gid: homeOwner.gid });
+    }
+  });
+
   it('refuses to install through a .skills that is a symbolic link out of the home', async () => {
     await writeSkill(root, 'report', skillMarkdown('name: report\ndescription: Reports.'), { 'data.txt': 'x' });
     const outside = await tempFolder('skills-outside-');

@@ -1,4 +1,4 @@
-import { readFile, readdir, symlink, mkdir } from 'node:fs/promises';
+import { readFile, readdir, stat, symlink, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -196,6 +196,14 @@ describe('web_fetch long pages', () => {
     } finally {
       await outside.remove();
     }
+  });
+
+  it('gives the saved page and the .web folder it creates to the owner, as the file tools do', async () => {
+    const owner = { uid: 4321, gid: 4322 };
+    const webFetch = tool({ owner, settings: webSettings({ allowHosts: [server.host], outputChars: 2_000 }) });
+    const result = await webFetch.execute({ urls: [server.url('/long')] }, toolContext());
+    const saved = /saved in the agent home as (\.web\/[a-z0-9.-]+\.md)\./.exec(resultText(result.content))?.[1] ?? 'not saved';
+    for (const entry of ['.web', saved]) expect(await stat(path.join(home, entry))).toMatchObject({ uid: owner.uid, gid: owner.gid });
   });
 
   it('saves the same page under the same name when fetched twice at once', async () => {

@@ -13,7 +13,7 @@ export interface PatchSummary {
 
 /**
  * Applies a Codex-format patch inside the agent home, all or nothing: the patch is parsed,
- * every path resolved with `resolveHomePath`, every file read and every new content computed
+ * every path resolved with `openHomePath`, every file read and every new content computed
  * in memory first; only if all of that succeeds is anything written (new and changed files
  * first, deletes last), and a write that fails midway is rolled back. The signal is honoured
  * until the first write; from then on the patch finishes or rolls back.

@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { chown, lstat, mkdir, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { HomePathError } from '../home-path.js';
+import { HomePathError } from '../home-path-error.js';
 import { FOLDER_FLAGS, HomeFolder } from './home-folder.js';
 
 /** Where commands see the home; an absolute link written inside the sandbox points there. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { link, open, rename, unlink } from 'node:fs/promises';
-import { HomePathError } from '../home-path.js';
+import { HomePathError } from '../home-path-error.js';
 import type { HomeOwner, OpenHomePath } from './open-home-path.js';
 
 /** Errors of `link` that mean "this file system has no hard links", not "something is there". */

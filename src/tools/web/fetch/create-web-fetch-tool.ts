@@ -6,6 +6,7 @@ import { defineWorkerTool, type WorkerAgentTool } from '../../define-worker-tool
 import { allocateBudgets } from './allocate-budgets.js';
 import { fetchPage, type FetchOutcome } from './fetch-page.js';
 import { runWithLimit } from '../../../concurrency/run-with-limit.js';
+import type { HomeOwner } from '../../computer/home-fs/open-home-path.js';
 import { presentOutcome } from './present-outcome.js';
 import type { WebFetchCache } from './web-fetch-cache.js';
 import { describeCompletedWebFetch, describeWebFetch } from './web-fetch-labels.js';
@@ -28,6 +29,8 @@ export interface CreateWebFetchToolOptions {
   readonly agentId: string;
   /** The agent home; full texts too long for the output are saved under `.web/` there. */
   readonly home: string;
+  /** Who saved texts belong to (the sandbox user when the service is root); undefined: the service's user. */
+  readonly owner?: HomeOwner | undefined;
   readonly settings: WebFetchSettings;
   /** This agent's cache, kept by the caller across turns. */
   readonly cache: WebFetchCache;
@@ -86,7 +89,7 @@ export function createWebFetchTool(options: CreateWebFetchToolOptions): WorkerAg
       const sections = [];
       for (const [index, outcome] of outcomes.entries()) {
         const budget = budgets[index] ?? 0;
-        sections.push(await presentOutcome({ outcome, position: index + 1, total: urls.length, budget, home: options.home, logger: context.logger }));
+        sections.push(await presentOutcome({ outcome, position: index + 1, total: urls.length, budget, home: options.home, owner: options.owner, signal: context.signal, logger: context.logger }));
       }
       const failed = outcomes.filter((outcome) => !outcome.ok).length;
       const details: JsonObject = {

@@ -4,6 +4,7 @@ import type { FetchOutcome } from './fetch-page.js';
 import type { FetchedPage } from './fetched-page.js';
 import { fitToBudget } from './fit-to-budget.js';
 import { formatBytes } from '../../../format/format-bytes.js';
+import type { HomeOwner } from '../../computer/home-fs/open-home-path.js';
 import { saveOverflowText } from './save-overflow-text.js';
 
 export interface PresentedOutcome {
@@ -23,6 +24,9 @@ export async function presentOutcome(options: {
   readonly total: number;
   readonly budget: number;
   readonly home: string;
+  /** Who the saved file and `.web` belong to (the sandbox user when the service is root). */
+  readonly owner?: HomeOwner | undefined;
+  readonly signal: AbortSignal;
   readonly logger: Logger;
 }): Promise<PresentedOutcome> {
   const { outcome } = options;
@@ -59,7 +63,7 @@ export async function presentOutcome(options: {
   const shownNote = `Shown: the first ${fitted.shown.length} of ${page.text.length} characters.`;
   let note: string;
   try {
-    const saved = await saveOverflowText({ home: options.home, url: page.url, text: page.text, extension: extensionFor(page) });
+    const saved = await saveOverflowText({ home: options.home, url: page.url, text: page.text, extension: extensionFor(page), owner: options.owner, signal: options.signal });
     details['savedTo'] = saved;
     note = `[${shownNote} The full text is saved in the agent home as ${saved}. To read the rest, call read_file with path "${saved}" and offset ${fitted.nextLine} (the first line not shown here; character ${fitted.nextCharacter}).]`;
   } catch (error) {
