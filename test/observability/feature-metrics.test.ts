@@ -205,3 +205,31 @@ describe('approval metrics across a restart and a timeout', () => {
     }
   });
 });
+
+describe('webhook metrics of a refused delivery', () => {
+  it('counts a delivery the guard refuses (a name resolving to a private address) as refused, once', async () => {
+    const runtime = await startTestRuntime({
+      env: { WEBHOOK_SECRET: SECRET },
+      lookup: (hostname) => Promise.resolve(hostname === 'hooks.example' ? [{ address: '127.0.0.1', family: 4 }] : []),
+    });
+    try {
+      const response = await fetch(`${runtime.baseUrl}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ agent: { id: 'metrics-refused' }, input: 'hi', model: { script: [{ text: 'done' }] }, webhook: { url: 'https://hooks.example/hook' } }),
+      });
+      expect(response.status).toBe(200);
+      const turn = await readJson(response);
+      const samples = await until(async () => {
+        const scraped = await scrape(runtime);
+        return sampleValue(scraped, 'turn_runtime_webhook_deliveries_total', { subject: 'turn', outcome: 'refused' }) > 0 ? scraped : undefined;
+      }, 'the refused attempt');
+      expect((await runtime.webhooks.listAttempts('turn', turn.id)).map((attempt) => attempt.outcome)).toEqual(['failed']);
+      expect(sampleValue(samples, 'turn_runtime_webhook_deliveries_total', { subject: 'turn', outcome: 'refused' })).toBe(1);
+      expect(sampleValue(samples, 'turn_runtime_webhook_deliveries_total', { subject: 'turn', outcome: 'retrying' })).toBe(0);
+      expect(sampleValue(samples, 'turn_runtime_webhook_deliveries_total', { subject: 'turn', outcome: 'delivered' })).toBe(0);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
