@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, expectedHash, startStreamingTurn, waitForEnd, waitForPending } from '../approvals/approval-test-kit.js';
+import { createPostgresSchema } from '../support/postgres-schema.js';
 import { openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 import { parseMetrics, sampleValue } from '../support/turn-waits.js';
@@ -230,6 +231,32 @@ describe('webhook metrics of a refused delivery', () => {
       expect(sampleValue(samples, 'turn_runtime_webhook_deliveries_total', { subject: 'turn', outcome: 'delivered' })).toBe(0);
     } finally {
       await runtime.close();
+    }
+  });
+});
+
+describe('approval metrics on PostgreSQL replicas', () => {
+  it('shows the same waiting count on every replica of a shared store', async () => {
+    const schema = await createPostgresSchema();
+    const replicas: TestRuntime[] = [];
+    try {
+      for (const instance of ['metrics-a', 'metrics-b']) replicas.push(await schema.whileSchemasAreStable(() => startTestRuntime({ env: { DATABASE_URL: schema.url, INSTANCE_ID: instance } })));
+      const [a, b] = replicas;
+      if (a === undefined || b === undefined) throw new Error('two replicas expected');
+      const parked = await startStreamingTurn(a.baseUrl, writeTurn('metrics-replicas'));
+      await waitForPending(a.baseUrl, parked.turnId);
+      expect(sampleValue(await scrape(a), 'turn_runtime_approvals_waiting')).toBe(1);
+      expect(sampleValue(await scrape(b), 'turn_runtime_approvals_waiting')).toBe(1);
+      expect((await decide(b.baseUrl, parked.turnId, 'call_1_1', { decision: 'approve', argumentsHash: hash })).status).toBe(202);
+      expect((await waitForEnd(a.baseUrl, parked.turnId)).status).toBe('completed');
+      expect(sampleValue(await scrape(a), 'turn_runtime_approvals_waiting')).toBe(0);
+      // The wait is timed where it was decided.
+      expect(sampleValue(await scrape(b), 'turn_runtime_approval_wait_seconds_count', { decision: 'approve' })).toBe(1);
+      expect(sampleValue(await scrape(a), 'turn_runtime_approval_wait_seconds_count', { decision: 'approve' })).toBe(0);
+      parked.stream.destroy();
+    } finally {
+      for (const replica of replicas) await replica.close();
+      await schema.drop();
     }
   });
 });
