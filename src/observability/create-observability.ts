@@ -14,7 +14,7 @@ export function createObservability(options: {
   readonly version: string;
   readonly spanProcessors?: readonly SpanProcessor[] | undefined;
   /** What the store-read gauges (approvals waiting, turns queued) count. */
-  readonly counts?: StoreCounts | undefined;
+  readonly counts: StoreCounts;
 }): Observability {
   const metrics = createServiceMetrics({ counts: options.counts });
   const settings = options.config.tracing;

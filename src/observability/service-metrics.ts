@@ -43,7 +43,7 @@ export interface StoreCounts {
   readonly turnsQueued: () => Promise<number>;
 }
 
-export function createServiceMetrics(options: { readonly processMetrics?: boolean; readonly counts?: StoreCounts | undefined } = {}): ServiceMetrics {
+export function createServiceMetrics(options: { readonly processMetrics?: boolean; readonly counts: StoreCounts }): ServiceMetrics {
   const registry = new Registry();
   const { counts } = options;
   const registers = [registry];
@@ -77,25 +77,17 @@ export function createServiceMetrics(options: { readonly processMetrics?: boolea
       name: 'turn_runtime_approvals_waiting',
       help: 'Parked tool calls waiting for a decision (from the store, all replicas).',
       registers,
-      ...(counts === undefined
-        ? {}
-        : {
-            async collect() {
-              this.set(await counts.approvalsWaiting());
-            },
-          }),
+      async collect() {
+        this.set(await counts.approvalsWaiting());
+      },
     }),
     turnsQueued: new Gauge({
       name: 'turn_runtime_turns_queued',
       help: "Turns waiting in an agent's queue (from the store, all replicas).",
       registers,
-      ...(counts === undefined
-        ? {}
-        : {
-            async collect() {
-              this.set(await counts.turnsQueued());
-            },
-          }),
+      async collect() {
+        this.set(await counts.turnsQueued());
+      },
     }),
     approvalWait: new Histogram({
       name: 'turn_runtime_approval_wait_seconds',
