@@ -14,6 +14,7 @@ import { openDurableWork } from './durable/open-durable-work.js';
 import type { DurableWork } from './durable/durable-work.js';
 import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { createObservability } from './observability/create-observability.js';
+import { createStoreCounts } from './observability/create-store-counts.js';
 import { createTracingFetch } from './observability/genai-tracing.js';
 import type { Observability } from './observability/observability.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
@@ -80,7 +81,12 @@ export async function createRuntime(options: {
   const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
   let durable: DurableWork | undefined;
-  const observability = createObservability({ config: config.observability, version: options.version ?? '0.1.0', spanProcessors: options.spanProcessors });
+  const observability = createObservability({
+    config: config.observability,
+    version: options.version ?? '0.1.0',
+    spanProcessors: options.spanProcessors,
+    counts: createStoreCounts({ db: database.db }),
+  });
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
     durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
@@ -93,6 +99,7 @@ export async function createRuntime(options: {
       lookup: options.lookup,
       clock,
       logger: logger.child({ component: 'webhooks' }),
+      metrics: observability.metrics,
     });
     await webhooks.start();
     const instanceId = config.instanceId ?? hostname();
@@ -106,6 +113,7 @@ export async function createRuntime(options: {
       logger: logger.child({ component: 'workflows' }),
       instanceId,
       hasModelProvider: hasModelProvider(config.model),
+      metrics: observability.metrics,
     });
     const backgroundJobs = new BackgroundJobService({
       db: viewTables<BackgroundJobTables>(database),

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
 import type { StoredEvent, TurnRecord, TurnStore } from '../store/turn-store.js';
 import type { ParkedLoop, TurnApprovals } from '../turns/drive-turn.js';
@@ -22,6 +23,8 @@ export interface ApprovalServiceOptions {
   readonly resume: (turnId: string) => Promise<void>;
   /** False while the process drains: it takes no decision, since it would have to run the turn. */
   readonly accepting: () => boolean;
+  /** Where decided waits are timed (`approvalWait`). */
+  readonly metrics: ServiceMetrics;
 }
 
 /** What `POST /turns/:id/approvals/:callId` answers. */
@@ -168,6 +171,10 @@ export class ApprovalService {
           ...(options.reason === undefined ? {} : { reason: options.reason }),
         }),
     });
+    if (outcome.kind === 'decided') {
+      const waitedMs = Date.parse(at) - Date.parse(outcome.approval.requestedAt);
+      this.#options.metrics.approvalWait.observe({ decision: options.reason ?? options.decision }, Math.max(0, waitedMs) / 1000);
+    }
     if (outcome.kind === 'decided' && outcome.claimed) {
       // The claim is ours: whatever happens, the turn goes on (or is ended) by this process.
       await this.#options.resume(options.turnId).catch((error: unknown) => {

@@ -3,7 +3,7 @@ import { BatchSpanProcessor, ConsoleSpanExporter, type SpanProcessor } from '@op
 import type { Config } from '../config/config.js';
 import { createGenAiTracing } from './genai-tracing.js';
 import type { Observability } from './observability.js';
-import { createServiceMetrics } from './service-metrics.js';
+import { createServiceMetrics, type StoreCounts } from './service-metrics.js';
 
 /**
  * Metrics always; tracing when the configuration names an exporter (OTLP over HTTP/JSON, or
@@ -13,8 +13,10 @@ export function createObservability(options: {
   readonly config: Config['observability'];
   readonly version: string;
   readonly spanProcessors?: readonly SpanProcessor[] | undefined;
+  /** What the store-read gauges (approvals waiting, turns queued) count. */
+  readonly counts: StoreCounts;
 }): Observability {
-  const metrics = createServiceMetrics();
+  const metrics = createServiceMetrics({ counts: options.counts });
   const settings = options.config.tracing;
   const spanProcessors = options.spanProcessors ?? (settings === undefined ? undefined : [exportingProcessor(settings)]);
   if (spanProcessors === undefined) return { metrics, tracing: undefined };

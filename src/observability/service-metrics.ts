@@ -23,10 +23,29 @@ export interface ServiceMetrics {
   readonly argumentRepairs: Counter<'rung'>;
   /** From the client going away to the turn's `turn.cancelled` being stored. */
   readonly disconnectToAbort: Histogram;
+  /** Parked calls waiting for a decision, read from the store at scrape time (all replicas, restarts included). */
+  readonly approvalsWaiting: Gauge;
+  /** Turns waiting in an agent's queue (multitask enqueue), read from the store at scrape time. */
+  readonly turnsQueued: Gauge;
+  /** From a call being parked to its decision, by decision (`approve`, `deny`, `timeout`). */
+  readonly approvalWait: Histogram<'decision'>;
+  /** Workflow `agent()` tasks this process settled, by outcome (`succeeded`, `failed`, `cancelled`). */
+  readonly workflowTasks: Counter<'outcome'>;
+  /** Task turns started for workflow tasks (a task takes up to 3). */
+  readonly workflowTaskAttempts: Counter;
+  /** Webhook delivery attempts, by subject kind and outcome (`delivered`, `retrying`, `failed`, `refused`). */
+  readonly webhookDeliveries: Counter<'subject' | 'outcome'>;
 }
 
-export function createServiceMetrics(options: { readonly processMetrics?: boolean } = {}): ServiceMetrics {
+/** Counts the store answers at scrape time (cheap indexed counts), for the gauges that must hold across replicas and restarts. */
+export interface StoreCounts {
+  readonly approvalsWaiting: () => Promise<number>;
+  readonly turnsQueued: () => Promise<number>;
+}
+
+export function createServiceMetrics(options: { readonly processMetrics?: boolean; readonly counts: StoreCounts }): ServiceMetrics {
   const registry = new Registry();
+  const { counts } = options;
   const registers = [registry];
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   return {
@@ -52,6 +71,37 @@ export function createServiceMetrics(options: { readonly processMetrics?: boolea
       name: 'turn_runtime_disconnect_to_abort_seconds',
       help: 'From a streaming client going away to its turn ending as cancelled.',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    approvalsWaiting: new Gauge({
+      name: 'turn_runtime_approvals_waiting',
+      help: 'Parked tool calls waiting for a decision (from the store, all replicas).',
+      registers,
+      async collect() {
+        this.set(await counts.approvalsWaiting());
+      },
+    }),
+    turnsQueued: new Gauge({
+      name: 'turn_runtime_turns_queued',
+      help: "Turns waiting in an agent's queue (from the store, all replicas).",
+      registers,
+      async collect() {
+        this.set(await counts.turnsQueued());
+      },
+    }),
+    approvalWait: new Histogram({
+      name: 'turn_runtime_approval_wait_seconds',
+      help: 'From a call being parked to its decision, by decision (approve, deny, timeout).',
+      labelNames: ['decision'],
+      buckets: [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 14_400, 86_400],
+      registers,
+    }),
+    workflowTasks: new Counter({ name: 'turn_runtime_workflow_tasks_total', help: 'Workflow tasks settled, by outcome (succeeded, failed, cancelled).', labelNames: ['outcome'], registers }),
+    workflowTaskAttempts: new Counter({ name: 'turn_runtime_workflow_task_attempts_total', help: 'Task turns started for workflow tasks.', registers }),
+    webhookDeliveries: new Counter({
+      name: 'turn_runtime_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by subject kind and outcome (delivered, retrying, failed, refused).',
+      labelNames: ['subject', 'outcome'],
       registers,
     }),
   };

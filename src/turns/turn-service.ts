@@ -103,6 +103,7 @@ export class TurnService {
       owner: options.instanceId,
       resume: (turnId) => this.#resumeParked(turnId),
       accepting: () => !this.#draining,
+      metrics: options.observability.metrics,
     });
     this.#cancelWatcher = new CancelWatcher({ store: options.store, signals: options.signals, runs: this.#runs, logger: options.logger });
   }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { DurableJob, DurableWork } from '../durable/durable-work.js';
 import type { HostLookup } from '../net/guarded-lookup.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { postWebhook, type WebhookAttemptOutcome } from './post-webhook.js';
 import { signWebhook } from './sign-webhook.js';
 import type { WebhookTables } from './webhook-tables.js';
@@ -14,6 +15,8 @@ const QUEUE = 'webhook-delivery';
 const RETRY_LIMIT = 10;
 const RETRY_DELAY_SECONDS = 5;
 const ATTEMPT_TIMEOUT_MS = 10_000;
+/** The subject kinds metrics name; anything else is `other`, so the label stays bounded. */
+const SUBJECT_KINDS = new Set(['turn', 'workflow', 'background_job']);
 
 /** One stored delivery attempt, as the subject's events and `webhook_attempts` show it. */
 export interface WebhookAttempt {
@@ -50,6 +53,7 @@ export class WebhookService {
   readonly #lookup: HostLookup | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #metrics: ServiceMetrics;
   readonly #recorders = new Map<string, WebhookAttemptRecorder>();
 
   constructor(options: {
@@ -60,6 +64,7 @@ export class WebhookService {
     readonly lookup?: HostLookup | undefined;
     readonly clock: Clock;
     readonly logger: Logger;
+    readonly metrics: ServiceMetrics;
   }) {
     this.#durable = options.durable;
     this.#db = options.db;
@@ -68,6 +73,7 @@ export class WebhookService {
     this.#lookup = options.lookup;
     this.#clock = options.clock;
     this.#logger = options.logger;
+    this.#metrics = options.metrics;
   }
 
   get configured(): boolean {
@@ -131,6 +137,10 @@ export class WebhookService {
       error: delivered ? null : describeFailure(outcome, lastTry, job.attempt),
     };
     await this.#record(payload, attempt);
+    this.#metrics.webhookDeliveries.inc({
+      subject: SUBJECT_KINDS.has(payload.subjectKind) ? payload.subjectKind : 'other',
+      outcome: outcome.kind === 'refused' ? 'refused' : attempt.outcome,
+    });
     if (attempt.outcome === 'retrying') throw new Error(attempt.error ?? 'not delivered');
   }
 

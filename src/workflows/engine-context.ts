@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { DurableWork } from '../durable/durable-work.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import type { TurnService } from '../turns/turn-service.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
@@ -20,6 +21,7 @@ export interface EngineContext {
   readonly settings: WorkflowSettings;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
   /** Names this process in task rows, so its own dead tasks are told apart after a restart. */
   readonly instanceId: string;
   readonly turns: () => TurnService;

@@ -30,7 +30,7 @@ export async function runTask(context: EngineContext, job: DurableJob): Promise<
   const [run, task] = await Promise.all([store.getRun(runId), store.getTask(runId, seq)]);
   if (run === undefined || task === undefined || TERMINAL_TASK_STATES.has(task.state)) return;
   if (run.status !== 'running' || run.cancel_requested === 1) {
-    await store.settleTask({ runId, seq, state: 'cancelled', attempts: task.attempts, valueJson: null, error: null, event: undefined });
+    await settle(context, { runId, seq, state: 'cancelled', attempts: task.attempts, valueJson: null, error: null, event: undefined });
     await wakeRun(context, runId);
     return;
   }
@@ -53,6 +53,12 @@ export async function runTask(context: EngineContext, job: DurableJob): Promise<
   await wakeRun(context, runId);
   // A slot of the agent came free: runs waiting for one may go on.
   for (const waiting of await store.runsWaitingForSlots(run.agent_id)) if (waiting !== runId) await wakeRun(context, waiting);
+}
+
+/** Settles the task, counting it when this call was the one that settled it. */
+async function settle(context: EngineContext, options: Parameters<EngineContext['store']['settleTask']>[0]): Promise<void> {
+  const state = await context.store.settleTask(options);
+  if (state !== undefined) context.metrics.workflowTasks.inc({ outcome: state });
 }
 
 function heartbeatIsFresh(context: EngineContext, task: WorkflowTaskRow): boolean {
@@ -87,6 +93,7 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
       continue;
     }
     entry.turn = turn;
+    context.metrics.workflowTaskAttempts.inc();
     await store.startAttempt({ runId: run.id, seq: task.seq, turnId: turn.id, event: { type: 'task.started', taskId: id, label: task.label, turnId: turn.id, attempt } });
     await turn.done;
     entry.turn = undefined;
@@ -95,12 +102,12 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
       const value = wrapped.unwrap(record.result);
       const valueJson = JSON.stringify(value ?? null);
       if (Buffer.byteLength(valueJson) <= WORKFLOW_LIMITS.taskValueBytes) {
-        await store.settleTask({ runId: run.id, seq: task.seq, state: 'succeeded', attempts: attempt, valueJson, error: null, event: { type: 'task.completed', taskId: id, value } });
+        await settle(context, { runId: run.id, seq: task.seq, state: 'succeeded', attempts: attempt, valueJson, error: null, event: { type: 'task.completed', taskId: id, value } });
         return;
       }
       lastError = `the submitted value is ${Buffer.byteLength(valueJson)} bytes of JSON; one task value may be at most ${WORKFLOW_LIMITS.taskValueBytes}`;
     } else if (record.status === 'cancelled' && turn.cancelReason === 'cancel_requested') {
-      await store.settleTask({ runId: run.id, seq: task.seq, state: 'cancelled', attempts: attempt, valueJson: null, error: 'cancelled', event: undefined });
+      await settle(context, { runId: run.id, seq: task.seq, state: 'cancelled', attempts: attempt, valueJson: null, error: 'cancelled', event: undefined });
       return;
     } else if (record.status === 'cancelled' && turn.cancelReason === 'shutdown') {
       throw new NotYet('the service shut down during the task');
@@ -111,15 +118,15 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
     const event = { type: 'task.failed', taskId: id, error: lastError, attempt, willRetry } as const;
     if (willRetry) await store.failAttempt({ runId: run.id, seq: task.seq, attempts: attempt, error: lastError, event });
     else {
-      await store.settleTask({ runId: run.id, seq: task.seq, state: 'failed', attempts: attempt, valueJson: null, error: lastError, event });
+      await settle(context, { runId: run.id, seq: task.seq, state: 'failed', attempts: attempt, valueJson: null, error: lastError, event });
       return;
     }
     if ((await store.runsToStop([run.id])).length > 0) {
-      await store.settleTask({ runId: run.id, seq: task.seq, state: 'cancelled', attempts: attempt, valueJson: null, error: 'cancelled', event: undefined });
+      await settle(context, { runId: run.id, seq: task.seq, state: 'cancelled', attempts: attempt, valueJson: null, error: 'cancelled', event: undefined });
       return;
     }
   }
-  await store.settleTask({ runId: run.id, seq: task.seq, state: 'failed', attempts: WORKFLOW_LIMITS.attempts, valueJson: null, error: lastError, event: undefined });
+  await settle(context, { runId: run.id, seq: task.seq, state: 'failed', attempts: WORKFLOW_LIMITS.attempts, valueJson: null, error: lastError, event: undefined });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
 import type { DurableWork } from '../durable/durable-work.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnService } from '../turns/turn-service.js';
 import { checkWebhookUrl } from '../webhooks/check-webhook-url.js';
@@ -39,6 +40,7 @@ export interface WorkflowEngineOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly instanceId: string;
+  readonly metrics: ServiceMetrics;
   /** Whether `{name}` models can run (a provider is configured). */
   readonly hasModelProvider: boolean;
 }
@@ -65,6 +67,7 @@ export class WorkflowEngine {
       clock: options.clock,
       logger: options.logger,
       instanceId: options.instanceId,
+      metrics: options.metrics,
       running: new Map(),
       turns: () => {
         if (this.#turns === undefined) throw new Error('the workflow engine has no turn service yet');
