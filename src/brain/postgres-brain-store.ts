@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
-import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
+import { selectBrainPage, toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
 import { isSingleCjkCharacter, toIndexText, type SearchQuery } from './search-terms.js';
@@ -41,14 +41,8 @@ export class PostgresBrainStore implements BrainStore {
     return rows.length === 0 ? undefined : { ...page, updatedAt: now };
   }
 
-  async getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
-    const row = await this.#db
-      .selectFrom('brain_pages')
-      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
-      .where('agent_id', '=', options.agentId)
-      .where('reference', '=', options.reference)
-      .executeTakeFirst();
-    return row === undefined ? undefined : toBrainPage(row);
+  getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
+    return selectBrainPage(this.#db, options);
   }
 
   async deletePage(options: { agentId: string; reference: string }): Promise<boolean> {

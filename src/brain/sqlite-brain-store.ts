@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
-import { toBrainPage, type BrainPageRow } from './brain-page-row.js';
+import { selectBrainPage, toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
 import { tokenizeSearchText } from '../tools/tool-search/tokenize-search-text.js';
@@ -53,14 +53,8 @@ export class SqliteBrainStore implements BrainStore {
     });
   }
 
-  async getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
-    const row = await this.#db
-      .selectFrom('brain_pages')
-      .select(['reference', 'title', 'content', 'tags_json', 'updated_at'])
-      .where('agent_id', '=', options.agentId)
-      .where('reference', '=', options.reference)
-      .executeTakeFirst();
-    return row === undefined ? undefined : toBrainPage(row);
+  getPage(options: { agentId: string; reference: string }): Promise<BrainPage | undefined> {
+    return selectBrainPage(this.#db, options);
   }
 
   async deletePage(options: { agentId: string; reference: string }): Promise<boolean> {
