@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { createSandbox, type Sandbox } from './computer/file-tool-harness.js';
 import { recordingLogger } from './mcp/mcp-test-kit.js';
 import { callTool, idleSandbox, skillMarkdown, stdioServer, writeSkill } from './skills/skill-test-kit.js';
 import { fakeClock, toolContext, webSettings } from './web-fetch/fixtures.js';
+import { startFolderSwapper, stopFolderSwapper } from './computer/folder-swapper.js';
 
 /**
  * The service's own writes into a home (web_fetch's saved pages, use_skill's copies and
@@ -33,25 +34,16 @@ afterEach(async () => {
   await sandbox.remove();
 });
 
-/** Kills the swapping shell and the mv/ln it may be running, and waits until they are gone. */
+/** Stops the swapper of the running test, if any. */
 async function stopSwapper(): Promise<void> {
   const running = swapper;
   swapper = undefined;
-  if (running?.pid === undefined || running.exitCode !== null || running.signalCode !== null) return;
-  const exited = new Promise((resolve) => running.once('exit', resolve));
-  try {
-    process.kill(-running.pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-  await exited;
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await stopFolderSwapper(running);
 }
 
 /** Another process on the host swapping home/<folder> for a link to the outside folder, in a loop. */
 function startOutsideSwapper(folder: string): ChildProcess {
-  const loop = `cd '${sandbox.home}' && while :; do mv ${folder} ${folder}.real && ln -s '${sandbox.outside}' ${folder} && rm ${folder} && mv ${folder}.real ${folder}; done`;
-  return spawn('sh', ['-c', loop], { stdio: 'ignore', detached: true });
+  return startFolderSwapper({ home: sandbox.home, folder, outside: sandbox.outside });
 }
 
 /** Undoes a swap the killed swapper left half done: the link goes, the real folder comes back. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import type { WorkerAgentTool } from '../../../src/tools/define-worker-tool.js';
 import { resultText } from '../../../src/tools/tool-result.js';
 import { silentLogger } from '../../sandbox/sandbox-support.js';
 import { createSandbox, runTool, type Sandbox } from './file-tool-harness.js';
+import { startFolderSwapper, stopFolderSwapper } from './folder-swapper.js';
 
 /** Issue 7, escape 2: a folder of the home swapped for a symbolic link while the file tools use it. */
 const OUTSIDE = 'OUTSIDE SECRET';
@@ -29,26 +30,16 @@ afterEach(async () => {
   await sandbox.remove();
 });
 
-/** Kills the swapping shell and the mv/ln it may be running, and waits until they are gone. */
+/** Stops the swapper of the running test, if any. */
 async function stopSwapper(): Promise<void> {
   const running = swapper;
   swapper = undefined;
-  if (running?.pid === undefined || running.exitCode !== null || running.signalCode !== null) return;
-  const exited = new Promise((resolve) => running.once('exit', resolve));
-  try {
-    process.kill(-running.pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-  await exited;
-  // A child of the group may outlive the shell by a moment.
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await stopFolderSwapper(running);
 }
 
 /** Another process on the host swapping home/d for a link to the outside folder, as fast as it can. */
 function startOutsideSwapper(): ChildProcess {
-  const loop = `cd '${sandbox.home}' && while :; do mv d d.real && ln -s '${sandbox.outside}' d && rm d && mv d.real d; done`;
-  return spawn('sh', ['-c', loop], { stdio: 'ignore', detached: true });
+  return startFolderSwapper({ home: sandbox.home, folder: 'd', outside: sandbox.outside });
 }
 
 async function outsideState(): Promise<string> {
