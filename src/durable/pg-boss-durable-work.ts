@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { pause } from '../concurrency/wait.js';
 import type { JsonObject } from '../json.js';
 import type { DurableHandler, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
+import { QueueWakers } from './queue-wakers.js';
 
 /** How often an idle poller fetches when no local enqueue woke it. */
 const POLL_MS = 500;
@@ -17,7 +18,7 @@ const STOP_GRACE_MS = 5_000;
 export class PgBossDurableWork implements DurableWork {
   readonly #boss: PgBoss;
   readonly #logger: Logger;
-  readonly #wakers = new Map<string, Set<() => void>>();
+  readonly #wakers = new QueueWakers();
   readonly #loops: Promise<void>[] = [];
   readonly #stopping = new AbortController();
 
@@ -128,20 +129,12 @@ export class PgBossDurableWork implements DurableWork {
     }
   }
 
-  async #idle(queue: string, signal: AbortSignal): Promise<void> {
-    const wakers = this.#wakers.get(queue) ?? new Set<() => void>();
-    this.#wakers.set(queue, wakers);
-    const controller = new AbortController();
-    const wake = () => {
-      controller.abort();
-    };
-    wakers.add(wake);
-    await pause(POLL_MS, AbortSignal.any([controller.signal, signal]));
-    wakers.delete(wake);
+  #idle(queue: string, signal: AbortSignal): Promise<void> {
+    return this.#wakers.idle(queue, POLL_MS, signal);
   }
 
   #wake(queue: string): void {
-    for (const wake of this.#wakers.get(queue) ?? []) wake();
+    this.#wakers.wake(queue);
   }
 
   async stop(): Promise<void> {

@@ -7,6 +7,7 @@ import type { JsonObject } from '../json.js';
 import type { DurableJobsDatabase } from './durable-jobs-table.js';
 import type { DurableHandler, DurableJob, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
 import { retryDelaySeconds } from './retry-delay.js';
+import { QueueWakers } from './queue-wakers.js';
 
 /** How often an idle worker looks for due jobs it was not woken for (delayed jobs, expired leases). */
 const IDLE_POLL_MS = 250;
@@ -24,7 +25,7 @@ export class SqliteDurableWork implements DurableWork {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #queues = new Map<string, DurableQueueOptions>();
-  readonly #wakers = new Map<string, Set<() => void>>();
+  readonly #wakers = new QueueWakers();
   readonly #stopping = new AbortController();
   readonly #loops: Promise<void>[] = [];
   readonly #instanceId: string;
@@ -83,7 +84,7 @@ export class SqliteDurableWork implements DurableWork {
   /** Waits for running handlers up to a grace period; a job still running then is handed out again at the next start. */
   async stop(): Promise<void> {
     this.#stopping.abort();
-    for (const wakers of this.#wakers.values()) for (const wake of wakers) wake();
+    this.#wakers.wakeAll();
     await Promise.race([Promise.all(this.#loops), pause(STOP_GRACE_MS)]);
   }
 
@@ -94,9 +95,7 @@ export class SqliteDurableWork implements DurableWork {
   }
 
   #wake(queue: string): void {
-    const wakers = this.#wakers.get(queue);
-    const [first] = wakers ?? [];
-    first?.();
+    this.#wakers.wake(queue);
   }
 
   /** One poller per queue: claims due jobs while fewer than `concurrency` handlers run, and runs each in the background. */
@@ -127,16 +126,8 @@ export class SqliteDurableWork implements DurableWork {
     await Promise.all(running);
   }
 
-  async #idle(queue: string, signal: AbortSignal): Promise<void> {
-    const wakers = this.#wakers.get(queue) ?? new Set<() => void>();
-    this.#wakers.set(queue, wakers);
-    const controller = new AbortController();
-    const wake = () => {
-      controller.abort();
-    };
-    wakers.add(wake);
-    await pause(IDLE_POLL_MS, AbortSignal.any([controller.signal, signal]));
-    wakers.delete(wake);
+  #idle(queue: string, signal: AbortSignal): Promise<void> {
+    return this.#wakers.idle(queue, IDLE_POLL_MS, signal);
   }
 
   async #claim(queue: DurableQueueOptions, worker: string): Promise<DurableJob | undefined> {
