@@ -1,11 +1,12 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
 import type { Logger } from 'pino';
-import type { JsonObject } from '../json.js';
+import { isJsonObject, type JsonObject } from '../json.js';
 import { classifyModelFailure, type ModelFailure } from './classify-model-failure.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
 import { retryDelayMs } from './model-retry-policy.js';
+import { readServerSentEvents, type ServerSentMessage } from './read-server-sent-events.js';
 import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
 import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
 import { toModelResponse } from './to-model-response.js';
@@ -99,23 +100,30 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     const accumulator = createResponseStreamAccumulator();
     let listenerFailure: { readonly error: unknown } | undefined;
     try {
-      const stream = await client.responses.create(body, { signal: controller.signal });
-      for await (const event of stream) {
+      // The SDK builds and sends the request and turns a refusal into its APIError; the
+      // event stream is read here (see readServerSentEvents for why).
+      const response = await client.responses.create(body, { signal: controller.signal }).asResponse();
+      if (response.body === null) throw new ModelError('the provider answered the stream request without a body');
+      for await (const messages of readServerSentEvents(response.body)) {
         idleTimer.refresh();
-        const effect = accumulator.apply(event);
-        if (effect.kind === 'text') {
-          progress.outputForwarded = true;
-          try {
-            call.onTextDelta(effect.delta);
-          } catch (error) {
-            listenerFailure = { error };
-            throw error;
+        for (const message of messages) {
+          const event = parseStreamEvent(message, response.headers);
+          if (event === undefined) continue;
+          const effect = accumulator.apply(event);
+          if (effect.kind === 'text') {
+            progress.outputForwarded = true;
+            try {
+              call.onTextDelta(effect.delta);
+            } catch (error) {
+              listenerFailure = { error };
+              throw error;
+            }
+          } else if (effect.kind === 'failed') {
+            const code = effect.code === undefined ? '' : ` (${effect.code})`;
+            return { ok: false, failure: { error: new ModelError(`the model response failed: ${redact(effect.message)}${code}`), retryable: false } };
+          } else if (effect.kind === 'incomplete') {
+            logger.warn({ model, reason: effect.reason }, 'model response incomplete; using what arrived');
           }
-        } else if (effect.kind === 'failed') {
-          const code = effect.code === undefined ? '' : ` (${effect.code})`;
-          return { ok: false, failure: { error: new ModelError(`the model response failed: ${redact(effect.message)}${code}`), retryable: false } };
-        } else if (effect.kind === 'incomplete') {
-          logger.warn({ model, reason: effect.reason }, 'model response incomplete; using what arrived');
         }
       }
     } catch (error) {
@@ -129,7 +137,6 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
       clearTimeout(idleTimer);
       turnSignal.removeEventListener('abort', abortFromTurn);
     }
-    // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
     turnSignal.throwIfAborted();
     if (!accumulator.finished) {
       const message = idle.timedOut
@@ -184,6 +191,19 @@ function requestBody(options: { model: string; request: ModelRequest; includeEnc
     ...(options.includeEncryptedReasoning ? { include: ['reasoning.encrypted_content'] } : {}),
   };
   return body as unknown as ResponseCreateParamsStreaming;
+}
+
+/**
+ * One message of the stream as the SDK's own `Stream` reads it: `[DONE]` ends nothing and is
+ * skipped, the data is JSON, and an `error` field in it is the provider's APIError.
+ */
+function parseStreamEvent(message: ServerSentMessage, headers: Headers): unknown {
+  if (message.data.startsWith('[DONE]')) return undefined;
+  const data: unknown = JSON.parse(message.data);
+  if (isJsonObject(data) && data['error'] !== undefined && data['error'] !== null && data['error'] !== false) {
+    throw new APIError(undefined, data['error'], undefined, headers);
+  }
+  return data;
 }
 
 function withAttempts(error: ModelError, attempts: number): ModelError {
