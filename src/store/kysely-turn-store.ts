@@ -45,20 +45,23 @@ export class KyselyTurnStore implements TurnStore {
     await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn));
   }
 
-  async appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    // One multi-row INSERT is atomic on its own; a batch that takes several needs a transaction.
-    if (events.length <= EVENT_ROWS_PER_INSERT) await insertEvents(this.#db, turnId, events);
-    else await this.#db.transaction().execute((trx) => insertEvents(trx, turnId, events));
+  async appendEvents(turnId: string, events: readonly StoredEvent[], progress?: TurnProgress): Promise<void> {
+    if (events.length === 0) {
+      if (progress !== undefined) await this.recordProgress(turnId, progress);
+      return;
+    }
+    // One multi-row INSERT is atomic on its own; a batch that takes several, or progress beside it, needs a transaction.
+    if (events.length <= EVENT_ROWS_PER_INSERT && progress === undefined) await insertEvents(this.#db, turnId, events);
+    else {
+      await this.#db.transaction().execute(async (trx) => {
+        await insertEvents(trx, turnId, events);
+        if (progress !== undefined) await updateProgress(trx, turnId, progress);
+      });
+    }
   }
 
   async recordProgress(turnId: string, progress: TurnProgress): Promise<void> {
-    await this.#db
-      .updateTable('turns')
-      .set({ iterations: progress.iterations, input_tokens: progress.usage.inputTokens, output_tokens: progress.usage.outputTokens })
-      .where('id', '=', turnId)
-      .where('status', '=', 'running')
-      .execute();
+    await updateProgress(this.#db, turnId, progress);
   }
 
   async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void> {
@@ -292,6 +295,15 @@ export interface TurnPlacement {
   readonly status: 'running' | 'queued';
   readonly priority?: number;
   readonly seq?: number;
+}
+
+function updateProgress(db: Kysely<Database> | Transaction<Database>, turnId: string, progress: TurnProgress): Promise<unknown> {
+  return db
+    .updateTable('turns')
+    .set({ iterations: progress.iterations, input_tokens: progress.usage.inputTokens, output_tokens: progress.usage.outputTokens })
+    .where('id', '=', turnId)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 /** Keeps a tool list's JSON once, under its SHA-256; returns the hash. */

@@ -96,8 +96,12 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   /** Parked turns and their approvals (src/approvals). */
   readonly approvals: ApprovalStore;
   createTurn(turn: NewTurn): Promise<void>;
-  /** Appends events (in seq order) in one transaction, however many there are. */
-  appendEvents(turnId: string, events: readonly StoredEvent[]): Promise<void>;
+  /**
+   * Appends events (in seq order) in one transaction, however many there are; with
+   * `progress`, the running turn's iterations and usage are written in the same transaction
+   * (one commit where two would cost twice the log writes).
+   */
+  appendEvents(turnId: string, events: readonly StoredEvent[], progress?: TurnProgress): Promise<void>;
   /** Writes a running turn's iterations and usage into its record (no-op once it has ended). */
   recordProgress(turnId: string, progress: TurnProgress): Promise<void>;
   /** Appends the last events and closes the record, atomically. */

@@ -308,28 +308,31 @@ export class TurnRun {
     this.#closeDelta();
     const batch = this.#pending;
     this.#pending = [];
-    if (batch.length > 0) {
-      const stored = await this.#write('store turn events', () =>
-        this.#store.appendEvents(
-          this.id,
-          batch.map((entry) => entry.stored),
-        ),
-      );
-      if (!stored) {
-        // Nobody may see what the store lacks: stop the turn; it ends `failed` (see finish).
-        this.#controller.abort(new Error('turn events could not be stored'));
-        return;
-      }
-      this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
-      this.#deliver(batch);
-    }
     const progress = this.#progress;
     this.#progress = undefined;
-    if (progress !== undefined) {
-      // Progress is a convenience for interrupted turns; failing to keep it ends nothing.
-      await this.#store.recordProgress(this.id, progress).catch((error: unknown) => {
-        this.#logger.warn({ err: error, turnId: this.id }, 'could not record turn progress');
-      });
+    if (batch.length === 0) {
+      if (progress !== undefined) {
+        // Progress is a convenience for interrupted turns; failing to keep it ends nothing.
+        await this.#store.recordProgress(this.id, progress).catch((error: unknown) => {
+          this.#logger.warn({ err: error, turnId: this.id }, 'could not record turn progress');
+        });
+      }
+      return;
     }
+    // The progress goes with the events, in one transaction.
+    const stored = await this.#write('store turn events', () =>
+      this.#store.appendEvents(
+        this.id,
+        batch.map((entry) => entry.stored),
+        progress,
+      ),
+    );
+    if (!stored) {
+      // Nobody may see what the store lacks: stop the turn; it ends `failed` (see finish).
+      this.#controller.abort(new Error('turn events could not be stored'));
+      return;
+    }
+    this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
+    this.#deliver(batch);
   }
 }

@@ -61,8 +61,8 @@ export interface OpenHomePath {
 export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHomePath> {
   const { requested } = options;
   const components = splitRequested(requested);
-  const realHome = await realpath(options.home);
-  const root = new HomeFolder({ handle: await open(realHome, FOLDER_FLAGS), display: '' });
+  const { realHome, handle: rootHandle } = await openHome(options.home);
+  const root = new HomeFolder({ handle: rootHandle, display: '' });
   const stack: HomeFolder[] = [root];
   const opened: HomeFolder[] = [root];
   const closeAll = async (keep: readonly HomeFolder[]): Promise<void> => {
@@ -138,7 +138,8 @@ export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHo
   async function finish(result: { parent: HomeFolder; name: string; stats: Stats | undefined; missing: string[] }): Promise<OpenHomePath> {
     let parent = result.parent;
     let missing = result.missing;
-    if (!(await parent.isInside(realHome))) throw new HomePathError(`"${requested}" leads outside the agent home`);
+    // The home itself needs no check: it is where the walk began.
+    if (parent !== root && !(await parent.isInside(realHome))) throw new HomePathError(`"${requested}" leads outside the agent home`);
     await closeAll([parent]);
     const own = [parent];
     const lastName = result.name;
@@ -185,6 +186,30 @@ export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHo
     };
     return resolved;
   }
+}
+
+/**
+ * The homes' real paths, as last resolved. The service makes each home and nothing inside a
+ * sandbox can move it (it is the root of the command's mount), so its real path stays put;
+ * every file tool call resolving it again was a visible share of a read's cost. A home that
+ * is gone from where it was (removed, or its path now leads elsewhere) fails the open, and
+ * is resolved afresh.
+ */
+const realHomes = new Map<string, string>();
+const MAX_REMEMBERED_HOMES = 10_000;
+
+async function openHome(home: string): Promise<{ realHome: string; handle: Awaited<ReturnType<typeof open>> }> {
+  const remembered = realHomes.get(home);
+  if (remembered !== undefined) {
+    const handle = await open(remembered, FOLDER_FLAGS).catch(() => undefined);
+    if (handle !== undefined) return { realHome: remembered, handle };
+    realHomes.delete(home);
+  }
+  const realHome = await realpath(home);
+  const handle = await open(realHome, FOLDER_FLAGS);
+  if (realHomes.size >= MAX_REMEMBERED_HOMES) realHomes.clear();
+  realHomes.set(home, realHome);
+  return { realHome, handle };
 }
 
 /** Gives a newly made file or folder (by its descriptor-anchored path) to `owner`, when set. */
