@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { BrainStore } from '../brain/brain-store.js';
 import { createBrainStore } from '../brain/create-brain-store.js';
@@ -9,6 +10,7 @@ import type { Admission, AdmissionRequest, Promotion } from './coordination-stor
 import * as coordination from './kysely-coordination.js';
 import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
+import { createSqliteEventAppender, type AppendEvents } from './sqlite-event-appender.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
@@ -16,9 +18,12 @@ export class KyselyTurnStore implements TurnStore {
   readonly #db: Kysely<Database>;
   readonly brain: BrainStore;
   readonly approvals: KyselyApprovalStore;
+  /** SQLite's fast path for event batches; Kysely's insert otherwise. */
+  readonly #appendEvents: AppendEvents | undefined;
 
-  private constructor(db: Kysely<Database>) {
+  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined) {
     this.#db = db;
+    this.#appendEvents = sqlite === undefined ? undefined : createSqliteEventAppender(db, sqlite);
     this.brain = createBrainStore(db);
     this.approvals = new KyselyApprovalStore(db);
   }
@@ -27,7 +32,7 @@ export class KyselyTurnStore implements TurnStore {
    * Opens the store and brings its schema up to date. On PostgreSQL, pass the schema the store
    * lives in: without one, Kysely takes a migration table in any schema for its own.
    */
-  static async open(db: Kysely<Database>, options: { readonly migrationTableSchema?: string } = {}): Promise<KyselyTurnStore> {
+  static async open(db: Kysely<Database>, options: { readonly migrationTableSchema?: string; readonly sqlite?: BetterSqlite3.Database } = {}): Promise<KyselyTurnStore> {
     const migrator = new Migrator({
       db,
       provider: { getMigrations: () => Promise.resolve(migrations) },
@@ -38,7 +43,7 @@ export class KyselyTurnStore implements TurnStore {
       await db.destroy();
       throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : 'unknown error'}`, { cause: error });
     }
-    return new KyselyTurnStore(db);
+    return new KyselyTurnStore(db, options.sqlite);
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
@@ -48,6 +53,10 @@ export class KyselyTurnStore implements TurnStore {
   async appendEvents(turnId: string, events: readonly StoredEvent[], progress?: TurnProgress): Promise<void> {
     if (events.length === 0) {
       if (progress !== undefined) await this.recordProgress(turnId, progress);
+      return;
+    }
+    if (this.#appendEvents !== undefined) {
+      await this.#appendEvents(turnId, events, progress);
       return;
     }
     // One multi-row INSERT is atomic on its own; a batch that takes several, or progress beside it, needs a transaction.

@@ -14,6 +14,8 @@ export interface StoreDatabase {
   readonly dialect: 'sqlite' | 'postgres';
   /** PostgreSQL: the schema `search_path` puts the tables in. */
   readonly schema: string | undefined;
+  /** SQLite: the database under Kysely, for the store's hot write (see sqlite-event-appender.ts). */
+  readonly sqlite?: BetterSqlite3.Database;
 }
 
 /**
@@ -40,12 +42,15 @@ export async function openStoreDatabase(options: { readonly databaseUrl: string 
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), dialect: 'sqlite', schema: undefined };
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), dialect: 'sqlite', schema: undefined, sqlite: database };
 }
 
 /** Opens the turn store over an opened database (migrating it); closing the store closes the database. */
 export async function openTurnStoreOn(database: StoreDatabase): Promise<TurnStore> {
-  return KyselyTurnStore.open(database.db, database.schema === undefined ? {} : { migrationTableSchema: database.schema });
+  return KyselyTurnStore.open(database.db, {
+    ...(database.schema === undefined ? {} : { migrationTableSchema: database.schema }),
+    ...(database.sqlite === undefined ? {} : { sqlite: database.sqlite }),
+  });
 }
 
 /** Opens the turn store: its database and its migrations. */
