@@ -1,5 +1,5 @@
-import { mkdir, open, realpath } from 'node:fs/promises';
-import { FOLDER_FLAGS, HomeFolder } from '../computer/home-fs/home-folder.js';
+import { mkdir, realpath } from 'node:fs/promises';
+import { FolderDescriptor, HomeFolder } from '../computer/home-fs/home-folder.js';
 import type { HomeOwner } from '../computer/home-fs/open-home-path.js';
 
 /** A service folder of the home, open by descriptor. Close `folder` when done. */
@@ -23,7 +23,7 @@ export async function ensureHomeServiceFolder(options: {
   readonly owner?: HomeOwner | undefined;
 }): Promise<HomeServiceFolder> {
   const realHome = await realpath(options.home);
-  const root = new HomeFolder({ handle: await open(realHome, FOLDER_FLAGS), display: '' });
+  const root = new HomeFolder({ handle: await FolderDescriptor.open(realHome), display: '' });
   try {
     const created = await mkdir(root.entry(options.name), { mode: options.mode }).then(
       () => true,

@@ -1,5 +1,5 @@
-import { lchown, lstat, open, readdir, realpath } from 'node:fs/promises';
-import { FOLDER_FLAGS, HomeFolder } from './home-folder.js';
+import { lchown, lstat, readdir, realpath } from 'node:fs/promises';
+import { FolderDescriptor, HomeFolder } from './home-folder.js';
 import type { HomeOwner } from './open-home-path.js';
 
 /** Folders deeper than this are not opened (each level holds a descriptor while it is walked). */
@@ -27,7 +27,7 @@ export interface HomeMeasure {
  */
 export async function measureHome(options: { home: string; owner?: HomeOwner | undefined; changedSince?: number | undefined }): Promise<HomeMeasure> {
   const realHome = await realpath(options.home);
-  const root = new HomeFolder({ handle: await open(realHome, FOLDER_FLAGS), display: '' });
+  const root = new HomeFolder({ handle: await FolderDescriptor.open(realHome), display: '' });
   const state = { bytes: 0, files: 0, chowned: 0, tooDeep: false, changed: [] as { display: string; bytes: number }[] };
   try {
     const rootStats = await root.handle.stat();

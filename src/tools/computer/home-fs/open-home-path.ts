@@ -2,7 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { chown, lstat, mkdir, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { HomePathError } from '../home-path-error.js';
-import { FOLDER_FLAGS, HomeFolder } from './home-folder.js';
+import { FolderDescriptor, HomeFolder } from './home-folder.js';
 
 /** Where commands see the home; an absolute link written inside the sandbox points there. */
 const HOME_INSIDE_SANDBOX = '/home/agent';
@@ -198,15 +198,15 @@ export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHo
 const realHomes = new Map<string, string>();
 const MAX_REMEMBERED_HOMES = 10_000;
 
-async function openHome(home: string): Promise<{ realHome: string; handle: Awaited<ReturnType<typeof open>> }> {
+async function openHome(home: string): Promise<{ realHome: string; handle: FolderDescriptor }> {
   const remembered = realHomes.get(home);
   if (remembered !== undefined) {
-    const handle = await open(remembered, FOLDER_FLAGS).catch(() => undefined);
+    const handle = await FolderDescriptor.open(remembered).catch(() => undefined);
     if (handle !== undefined) return { realHome: remembered, handle };
     realHomes.delete(home);
   }
   const realHome = await realpath(home);
-  const handle = await open(realHome, FOLDER_FLAGS);
+  const handle = await FolderDescriptor.open(realHome);
   if (realHomes.size >= MAX_REMEMBERED_HOMES) realHomes.clear();
   realHomes.set(home, realHome);
   return { realHome, handle };
