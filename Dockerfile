@@ -17,9 +17,10 @@ RUN npm run build && npm prune --omit=dev
 # Run: Node 24 LTS, the compiled service, production dependencies, as the unprivileged `node` user.
 FROM node:24-bookworm-slim
 # bubblewrap is run_command's sandbox; without it (or without user namespaces in the
-# container) the service starts anyway, logs why, and offers no run_command. util-linux
-# (setpriv, flock) is part of the base image: flock keeps an agent's file tools and
-# commands apart, setpriv starts commands as an unprivileged user when the service is root.
+# container) the service starts anyway, logs why, and offers no run_command. util-linux's
+# setpriv (part of the base image) starts commands as an unprivileged user when the service
+# is root. The agent home lock is an fcntl lock taken in-process (fs-native-extensions ships
+# a prebuilt glibc addon, so `npm ci` compiles nothing for it).
 # tini is PID 1: it forwards SIGTERM to Node and reaps the MCP servers and mcporter
 # processes that tools start, so none is left a zombie.
 RUN apt-get update \

@@ -54,15 +54,15 @@ export async function waitForHealth(baseUrl: string): Promise<void> {
   throw new Error(`no answer from ${baseUrl}`);
 }
 
-/** Runs `task` `count` times with at most `concurrency` at once. */
-export async function runConcurrently(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+/** Runs `task` `count` times with at most `concurrency` at once; `slot` names the runner (0 … concurrency − 1). */
+export async function runConcurrently(count: number, concurrency: number, task: (index: number, slot: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, slot) => {
       while (next < count) {
         const index = next;
         next += 1;
-        await task(index);
+        await task(index, slot);
       }
     }),
   );
@@ -80,4 +80,8 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
 export function percentile(values: readonly number[], fraction: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
+}
+
+export function median(values: readonly number[]): number {
+  return percentile(values, 0.5);
 }

@@ -1,35 +1,72 @@
 /**
- * Issue #2's benchmark: the service against a plain `openai` SDK loop doing the same work.
- * Each turn is three model calls with four parallel read_file calls per round, streamed to
- * the client as SSE. The service and the plain loop run in their own processes, so each
- * one's CPU time is read from /proc around the measured runs; the fake provider and the
- * client run here and are not counted.
+ * Issue #13's benchmark: the whole service against a plain `openai` SDK loop doing the same
+ * model calls and file reads, on every Node the bench has (see node-runtimes.ts). A turn is
+ * three model calls with four parallel read_file calls in each of the first two rounds; the
+ * service streams it as SSE or answers it as JSON. The service runs as users run it: every
+ * event stored (SQLite), deltas coalesced, per-agent leases, metrics on. The service and the
+ * plain loop run in their own processes, so each one's CPU time is read from /proc around
+ * the measured runs; the fake provider and the client run here and are not counted.
+ *
+ * BENCH_TURNS turns per run (default 200) after a warm-up, BENCH_REPS runs (default 3) of
+ * each, medians printed; service and plain runs alternate so drift hits both alike.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { startFakeResponsesProvider } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, percentile, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
+import { startFakeResponsesProvider, type FakeResponsesProvider } from '../test/support/fake-responses-provider.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, median, processCpuMs, runConcurrently, waitForHealth } from './bench-support.js';
+import { benchRuntimes, type NodeRuntime } from './node-runtimes.js';
 
-const TURNS = Number(process.env['BENCH_TURNS'] ?? 300);
+const TURNS = Number(process.env['BENCH_TURNS'] ?? 200);
+const REPS = Number(process.env['BENCH_REPS'] ?? 3);
 const WARMUP = 40;
 const CONCURRENCIES = [1, 16];
+const PROTOCOLS = ['sse', 'json'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+/** The targets of issue #13. */
+const CPU_RATIO_TARGET = 1.25;
+const THROUGHPUT_TARGET = 0.8;
+
+interface Measured {
+  readonly cpuMsPerTurn: number;
+  readonly turnsPerSecond: number;
+}
 
 export async function runTurnBench(): Promise<void> {
+  const runtimes = await benchRuntimes((line) => {
+    console.log(line);
+  });
   const provider = await startFakeResponsesProvider({ recordRequests: false });
   provider.setDefault(benchStep);
+  const rows: string[] = [];
+  try {
+    for (const runtime of runtimes) rows.push(...(await benchRuntime(runtime, provider)));
+  } finally {
+    await provider.close();
+  }
+  console.log(`\nturns: ${TURNS} per run, median of ${REPS} runs; each turn ${MODEL_CALLS_PER_TURN} model calls with ${READS_PER_ROUND} parallel read_file calls per tool round`);
+  console.log(`targets: service CPU ≤ ${CPU_RATIO_TARGET}× the plain loop's; at C = 16, service turns/s ≥ ${THROUGHPUT_TARGET}× the plain loop's`);
+  console.log('node          | protocol | C  | service CPU ms/turn | plain CPU ms/turn | CPU ratio | service turns/s | plain turns/s | throughput ratio');
+  for (const row of rows) console.log(row);
+}
+
+async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvider): Promise<string[]> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-bench-'));
-  const home = path.join(dataDir, 'agents', 'bench', 'home');
-  await mkdir(home, { recursive: true });
-  for (const [index, file] of BENCH_FILES.entries()) {
-    await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100 + index)}`);
+  const agents = Math.max(...CONCURRENCIES);
+  for (let slot = 0; slot < agents; slot += 1) {
+    const home = path.join(dataDir, 'agents', `bench-${slot}`, 'home');
+    await mkdir(home, { recursive: true });
+    for (const [index, file] of BENCH_FILES.entries()) {
+      await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100 + index)}`);
+    }
   }
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   // The compiled service, as production runs it (`npm run bench` builds first).
-  const service = spawnNode('dist/src/server.js', [], {
+  const service = startNode(runtime, 'dist/src/server.js', [], {
     DATA_DIR: dataDir,
     PORT: String(port),
     LOG_LEVEL: 'warn',
@@ -37,84 +74,101 @@ export async function runTurnBench(): Promise<void> {
     OPENAI_API_KEY: 'sk-bench',
     MODEL_MAX_RETRIES: '0',
     MAX_CONCURRENT_TURNS: '1000',
-  }, process.env['BENCH_PROFILE'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_PROFILE']}`]);
-  const plainLines = { next: (): Promise<string> => Promise.reject(new Error('not started')) };
-  let plain: ReturnType<typeof spawnNode> | undefined;
+  }, profileArgs(runtime, 'service'));
+  let plain: ChildProcess | undefined;
   try {
     await waitForHealth(baseUrl);
-    const body = JSON.stringify({ agent: { id: 'bench', tools: { computer: true } }, input: 'Read the four files twice.', model: { name: 'gpt-5.1' } });
+    const bodies = Array.from({ length: agents }, (_, slot) => JSON.stringify({ agent: { id: `bench-${slot}`, tools: { computer: true } }, input: 'Read the four files twice.', model: { name: 'gpt-5.1' } }));
     let lastTurnId = '';
-    const runTurn = async (): Promise<void> => {
-      const response = await fetch(`${baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body });
+    const serviceTurn = (protocol: Protocol) => async (_index: number, slot: number): Promise<void> => {
+      const response = await fetch(`${baseUrl}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: protocol === 'sse' ? 'text/event-stream' : 'application/json' },
+        body: bodies[slot] ?? '',
+      });
       const text = await response.text();
-      if (!text.includes('event: turn.completed')) throw new Error(`a benchmark turn did not complete:\n${text.slice(-500)}`);
-      lastTurnId = response.headers.get('turn-id') ?? '';
+      const completed = protocol === 'sse' ? text.includes('event: turn.completed') : text.includes('"status":"completed"');
+      if (!completed) throw new Error(`a benchmark turn did not complete:\n${text.slice(-500)}`);
+      lastTurnId = response.headers.get('turn-id') ?? lastTurnId;
     };
-    await runConcurrently(WARMUP, 4, runTurn);
+    await runConcurrently(WARMUP, 4, serviceTurn('sse'));
+    await runConcurrently(WARMUP, 4, serviceTurn('json'));
+
+    // The plain loop gets exactly the tool definitions the service sent the model.
     const toolsFile = path.join(dataDir, 'provider-tools.json');
     const tools = (await (await fetch(`${baseUrl}/turns/${lastTurnId}/tools`)).json()) as { providerTools: unknown[] };
     await writeFile(toolsFile, JSON.stringify(tools.providerTools));
-
-    plain = spawnNode('bench/plain-loop.ts', [provider.baseUrl, home, toolsFile], {});
-    const reader = createInterface({ input: plain.stdout! })[Symbol.asyncIterator]();
-    plainLines.next = async () => String((await reader.next()).value);
+    plain = startNode(runtime, 'bench/plain-loop.ts', [provider.baseUrl, path.join(dataDir, 'agents', 'bench-0', 'home'), toolsFile], {}, profileArgs(runtime, 'plain'));
+    const lines = createInterface({ input: plain.stdout! })[Symbol.asyncIterator]();
+    const plainProcess = plain;
     const plainRun = async (count: number, concurrency: number): Promise<void> => {
-      plain!.stdin!.write(`go ${count} ${concurrency}\n`);
-      if ((await plainLines.next()) !== 'done') throw new Error('the plain loop failed');
+      plainProcess.stdin!.write(`go ${count} ${concurrency}\n`);
+      const answer = await lines.next();
+      if (answer.value !== 'done') throw new Error('the plain loop failed');
     };
     await plainRun(WARMUP, 4);
 
-    console.log(`\nturns: ${TURNS} per run, each ${MODEL_CALLS_PER_TURN} model calls with ${READS_PER_ROUND} parallel read_file calls per round, streamed as SSE`);
-    console.log('concurrency | service turns/s | service CPU ms/turn | plain loop turns/s | plain CPU ms/turn | CPU ratio');
-    for (const concurrency of CONCURRENCIES) {
-      const serviceCpu0 = await processCpuMs(service.pid!);
-      const serviceStart = performance.now();
-      await runConcurrently(TURNS, concurrency, runTurn);
-      const serviceSeconds = (performance.now() - serviceStart) / 1000;
-      const serviceCpu = ((await processCpuMs(service.pid!)) - serviceCpu0) / TURNS;
-
-      const plainCpu0 = await processCpuMs(plain.pid!);
-      const plainStart = performance.now();
-      await plainRun(TURNS, concurrency);
-      const plainSeconds = (performance.now() - plainStart) / 1000;
-      const plainCpu = ((await processCpuMs(plain.pid!)) - plainCpu0) / TURNS;
-      console.log(
-        `${String(concurrency).padStart(11)} | ${(TURNS / serviceSeconds).toFixed(1).padStart(15)} | ${serviceCpu.toFixed(2).padStart(19)} | ${(TURNS / plainSeconds).toFixed(1).padStart(18)} | ${plainCpu.toFixed(2).padStart(17)} | ${(serviceCpu / plainCpu).toFixed(2)}×`,
-      );
+    const measure = async (pid: number, work: () => Promise<void>): Promise<Measured> => {
+      const cpu0 = await processCpuMs(pid);
+      const start = performance.now();
+      await work();
+      const seconds = (performance.now() - start) / 1000;
+      return { cpuMsPerTurn: ((await processCpuMs(pid)) - cpu0) / TURNS, turnsPerSecond: TURNS / seconds };
+    };
+    const rows: string[] = [];
+    for (const protocol of PROTOCOLS) {
+      for (const concurrency of CONCURRENCIES) {
+        const services: Measured[] = [];
+        const plains: Measured[] = [];
+        for (let rep = 0; rep < REPS; rep += 1) {
+          services.push(await measure(service.pid!, () => runConcurrently(TURNS, concurrency, serviceTurn(protocol))));
+          plains.push(await measure(plainProcess.pid!, () => plainRun(TURNS, concurrency)));
+        }
+        const serviceCpu = median(services.map((entry) => entry.cpuMsPerTurn));
+        const plainCpu = median(plains.map((entry) => entry.cpuMsPerTurn));
+        const serviceRate = median(services.map((entry) => entry.turnsPerSecond));
+        const plainRate = median(plains.map((entry) => entry.turnsPerSecond));
+        const ratio = serviceCpu / plainCpu;
+        const throughput = serviceRate / plainRate;
+        rows.push(
+          [
+            runtime.label.padEnd(13),
+            protocol.padEnd(8),
+            String(concurrency).padStart(2),
+            serviceCpu.toFixed(2).padStart(19),
+            plainCpu.toFixed(2).padStart(17),
+            `${ratio.toFixed(2)}×${ratio <= CPU_RATIO_TARGET ? '' : ' ✗'}`.padStart(9),
+            serviceRate.toFixed(1).padStart(15),
+            plainRate.toFixed(1).padStart(13),
+            `${throughput.toFixed(2)}×${concurrency === 16 && throughput < THROUGHPUT_TARGET ? ' ✗' : ''}`.padStart(16),
+          ].join(' | '),
+        );
+      }
     }
-
-    const latencies: number[] = [];
-    for (let sample = 0; sample < 20; sample += 1) latencies.push(await measureAbortLatency(baseUrl));
-    console.log(`abort on disconnect: turn.cancelled stored ${percentile(latencies, 0.5)} ms (p50) / ${percentile(latencies, 0.95)} ms (p95) after the client vanished`);
+    return rows;
   } finally {
     plain?.stdin?.write('exit\n');
     service.kill('SIGTERM');
-    await once(service, 'exit');
-    await provider.close();
+    if (service.exitCode === null && service.signalCode === null) await once(service, 'exit');
     await rm(dataDir, { recursive: true, force: true });
   }
 }
 
-/** Starts a turn whose model is slow, vanishes, and reads how soon the turn was stored cancelled. */
-async function measureAbortLatency(baseUrl: string): Promise<number> {
-  const controller = new AbortController();
-  const response = await fetch(`${baseUrl}/turns`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ agent: { id: 'abort' }, input: 'x', model: { script: [{ delayMs: 30_000 }] } }),
-    signal: controller.signal,
+/** A script of the runtime's app folder on that runtime's node; TypeScript through tsx. */
+function startNode(runtime: NodeRuntime, script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[]): ChildProcess {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return spawn(runtime.node, [...nodeArgs, ...loader, script, ...args], {
+    cwd: runtime.appDir,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const turnId = response.headers.get('turn-id') ?? '';
-  const reader = response.body!.getReader();
-  await reader.read();
-  const vanished = Date.now();
-  controller.abort();
-  for (;;) {
-    const events = (await (await fetch(`${baseUrl}/turns/${turnId}/events`, { headers: { accept: 'application/json' } })).json()) as { events: { type: string; at: string }[] };
-    const last = events.events.at(-1);
-    if (last?.type === 'turn.cancelled') return Date.parse(last.at) - vanished;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+}
+
+/** `--cpu-prof` into BENCH_PROFILE/<node>-<name>/ when BENCH_PROFILE is set. */
+function profileArgs(runtime: NodeRuntime, name: string): string[] {
+  const folder = process.env['BENCH_PROFILE'];
+  const label = runtime.label.replace(/\W+/g, '-').toLowerCase();
+  return folder === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.join(folder, `${label}-${name}`)}`];
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) await runTurnBench();

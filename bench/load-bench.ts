@@ -1,0 +1,283 @@
+/**
+ * Issue #13's load figures, on the compiled service with its embedded defaults:
+ *
+ * 1. BENCH_LOAD_TURNS (default 1,000) streaming turns at once, each the turn bench's turn
+ *    with a model that takes BENCH_LOAD_MODEL_MS (default 2,000 ms) per call, so turns are
+ *    long and mostly waiting: all must complete; printed are the service's RSS per turn in
+ *    flight beyond its idle baseline, its event-loop delay p99 over the run (the service's own
+ *    `monitorEventLoopDelay`, read from /metrics) and its CPU per turn.
+ * 2. Disconnect → abort at BENCH_ABORT_TURNS (default 200) at once: every client goes away
+ *    together, and the time until each turn's model request is closed at the provider, and
+ *    until each of its running tools' requests is closed (two `web_fetch` calls per turn,
+ *    held open by a server here), is printed as p50 / p99 / max. Both ends are timed on this
+ *    process's clock.
+ */
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
+import { BENCH_FILES, benchStep, freePort, percentile, processCpuMs, spawnNode, waitForHealth } from './bench-support.js';
+
+const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
+const MODEL_MS = Number(process.env['BENCH_LOAD_MODEL_MS'] ?? 2000);
+const ABORT_TURNS = Number(process.env['BENCH_ABORT_TURNS'] ?? 200);
+const WARMUP_ABORTS = 20;
+const RSS_TARGET_KB = 100;
+const ABORT_TARGET_MS = 50;
+
+export async function runLoadBench(): Promise<void> {
+  const provider = await startFakeResponsesProvider({ recordRequests: false });
+  const held = await startHoldingServer();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-load-'));
+  for (let slot = 0; slot < LOAD_TURNS; slot += 1) {
+    const home = path.join(dataDir, 'agents', `load-${slot}`, 'home');
+    await mkdir(home, { recursive: true });
+    for (const file of BENCH_FILES) await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100)}`);
+  }
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const service = spawnNode('dist/src/server.js', [], {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    OPENAI_BASE_URL: provider.baseUrl,
+    OPENAI_API_KEY: 'sk-bench',
+    MODEL_MAX_RETRIES: '0',
+    MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)),
+    WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`,
+  });
+  try {
+    await waitForHealth(baseUrl);
+    const pid = service.pid!;
+    // ---- 1. many long turns at once
+    const slowStep = (request: FakeRequest): FakeStep => ({ ...benchStep(request), headersDelayMs: MODEL_MS });
+    provider.setDefault(benchStep);
+    await Promise.all(Array.from({ length: 20 }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'))));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const baselineKb = await rssKb(pid);
+    provider.setDefault(slowStep);
+    await scrapeEventLoopP99(baseUrl); // starts the service's delay histogram afresh
+    const cpu0 = await processCpuMs(pid);
+    let peakKb = baselineKb;
+    const sampler = setInterval(() => {
+      void rssKb(pid).then((kb) => {
+        peakKb = Math.max(peakKb, kb);
+      });
+    }, 100);
+    const started = performance.now();
+    const outcomes = await Promise.all(Array.from({ length: LOAD_TURNS }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'))));
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const cpuPerTurn = ((await processCpuMs(pid)) - cpu0) / LOAD_TURNS;
+    const loopP99Ms = await scrapeEventLoopP99(baseUrl);
+    const completed = outcomes.filter((outcome) => outcome === 'completed').length;
+    const perTurnKb = (peakKb - baselineKb) / LOAD_TURNS;
+    console.log(`\n${LOAD_TURNS} streaming turns at once, ${MODEL_MS} ms per model call (3 calls and 8 read_file calls per turn):`);
+    console.log(`  completed ${completed}/${LOAD_TURNS} in ${seconds.toFixed(1)} s`);
+    console.log(`  service RSS: ${(baselineKb / 1024).toFixed(0)} MB idle, ${(peakKb / 1024).toFixed(0)} MB at the peak → ${perTurnKb.toFixed(1)} KB per turn in flight (target < ${RSS_TARGET_KB} KB)${perTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
+    console.log(`  service event-loop delay p99 over the run: ${loopP99Ms.toFixed(1)} ms; service CPU ${cpuPerTurn.toFixed(2)} ms per turn`);
+    if (completed !== LOAD_TURNS) throw new Error(`${LOAD_TURNS - completed} of the ${LOAD_TURNS} turns did not complete`);
+
+    // ---- 2. everyone leaves at once: the model request, then the tools
+    const clients = startDisconnectClients(baseUrl);
+    const modelEnds = new Map<string, Promise<number>>();
+    provider.setDefault((request) => {
+      modelEnds.set(inputOf(request), request.ended.then((end) => wallClock(end.atMs)));
+      return { hang: true };
+    });
+    const modelAborts = (count: number) => {
+      modelEnds.clear();
+      return disconnectAll({
+        clients,
+        baseUrl,
+        servicePid: pid,
+        count,
+        ready: () => modelEnds.size >= count,
+        ends: (label) => [modelEnds.get(label) ?? Promise.resolve(Number.NaN)],
+      });
+    };
+    await modelAborts(WARMUP_ABORTS); // the cancellation path runs warm, like the rest
+    const modelAbort = await modelAborts(ABORT_TURNS);
+    provider.setDefault((request) => ({
+      calls: ['a', 'b'].map((part, index) => ({
+        name: 'web_fetch',
+        callId: `call_${index}`,
+        arguments: JSON.stringify({ urls: [`http://127.0.0.1:${held.port}/${inputOf(request)}/${part}`] }),
+      })),
+    }));
+    const toolAborts = (count: number) => {
+      const before = held.arrived();
+      return disconnectAll({
+        clients,
+        baseUrl,
+        servicePid: pid,
+        count,
+        ready: () => held.arrived() - before >= 2 * count,
+        ends: (label) => ['a', 'b'].map((part) => held.closed(`/${label}/${part}`)),
+      });
+    };
+    await toolAborts(WARMUP_ABORTS);
+    const toolAbort = await toolAborts(ABORT_TURNS);
+    clients.close();
+    console.log(`\nclient disconnect → abort, ${ABORT_TURNS} turns leaving at once (target p99 < ${ABORT_TARGET_MS} ms):`);
+    for (const [what, latencies] of [
+      ['model request closed at the provider', modelAbort],
+      ['both running tools\' requests closed', toolAbort],
+    ] as const) {
+      const p99 = percentile(latencies, 0.99);
+      console.log(`  ${what}: p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms${p99 < ABORT_TARGET_MS ? '' : ' ✗'}`);
+    }
+  } finally {
+    service.kill('SIGTERM');
+    if (service.exitCode === null && service.signalCode === null) await once(service, 'exit');
+    await provider.close();
+    await held.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function turnBody(agentId: string, input: string, tools: Record<string, boolean> = { computer: true }): string {
+  return JSON.stringify({ agent: { id: agentId, tools }, input, model: { name: 'gpt-5.1' } });
+}
+
+/** The user's input of the request: the label of its turn. */
+function inputOf(request: FakeRequest): string {
+  const input = request.body.input;
+  const first: unknown = Array.isArray(input) ? input[0] : undefined;
+  const content = typeof first === 'object' && first !== null && 'content' in first ? first.content : undefined;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const part: unknown = content[0];
+    if (typeof part === 'object' && part !== null && 'text' in part && typeof part.text === 'string') return part.text;
+  }
+  return '';
+}
+
+async function streamTurn(baseUrl: string, body: string, signal?: AbortSignal): Promise<string> {
+  const response = await fetch(`${baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body, ...(signal === undefined ? {} : { signal }) });
+  const text = await response.text();
+  return text.includes('event: turn.completed') ? 'completed' : text.slice(-300);
+}
+
+/**
+ * Starts `count` turns (from the clients' own process, see disconnect-clients.ts), waits until
+ * `ready()` (their work is in flight), then has every client leave at once; returns, per turn,
+ * the milliseconds from its client's leaving to the last of its `ends` (wall-clock times:
+ * the clients' and this process's).
+ */
+async function disconnectAll(options: {
+  clients: DisconnectClients;
+  baseUrl: string;
+  /** The service's pid: the clients leave once it has gone quiet (every turn waiting, nothing left to do). */
+  servicePid: number;
+  count: number;
+  ready: () => boolean;
+  ends: (label: string) => Promise<number>[];
+}): Promise<number[]> {
+  const run = Date.now().toString(36);
+  const labels = Array.from({ length: options.count }, (_, index) => `abort-${run}-${index}`);
+  await options.clients.send({ start: labels.map((label) => ({ label, body: turnBody(label, label, { web: true }) })) });
+  for (let waited = 0; !options.ready(); waited += 10) {
+    if (waited > 60_000) throw new Error('the turns never got their work in flight');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await untilQuiet(options.servicePid);
+  const { left } = (await options.clients.send({ leave: true })) as { left: Record<string, number> };
+  return Promise.all(
+    labels.map(async (label) => {
+      const ends = await Promise.all(options.ends(label));
+      return Math.max(...ends) - (left[label] ?? Number.NaN);
+    }),
+  );
+}
+
+/** Waits until the process used under 5% of a core over 200 ms (at most 30 s). */
+async function untilQuiet(pid: number): Promise<void> {
+  for (let tries = 0; tries < 150; tries += 1) {
+    const before = await processCpuMs(pid);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if ((await processCpuMs(pid)) - before < 10) return;
+  }
+}
+
+interface DisconnectClients {
+  /** Sends one command, resolves with its answer line. */
+  send(command: object): Promise<unknown>;
+  close(): void;
+}
+
+function startDisconnectClients(baseUrl: string): DisconnectClients {
+  const child = spawnNode('bench/disconnect-clients.ts', [baseUrl], {});
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  return {
+    send: async (command) => {
+      child.stdin!.write(`${JSON.stringify(command)}\n`);
+      const answer = await lines.next();
+      if (answer.done === true) throw new Error('the disconnecting clients exited');
+      return JSON.parse(answer.value) as unknown;
+    },
+    close: () => {
+      child.stdin!.end();
+    },
+  };
+}
+
+/** This process's performance.now() as wall-clock milliseconds, comparable with the clients' process. */
+function wallClock(monotonicMs: number): number {
+  return performance.timeOrigin + monotonicMs;
+}
+
+/** A server that takes requests and never answers; it notes when each one's connection closes. */
+async function startHoldingServer(): Promise<{ port: number; arrived: () => number; closed: (url: string) => Promise<number>; close: () => Promise<void> }> {
+  const closes = new Map<string, { promise: Promise<number>; resolve: (at: number) => void }>();
+  const entry = (url: string) => {
+    let found = closes.get(url);
+    if (found === undefined) {
+      let resolve: (at: number) => void = () => undefined;
+      const promise = new Promise<number>((done) => {
+        resolve = done;
+      });
+      found = { promise, resolve };
+      closes.set(url, found);
+    }
+    return found;
+  };
+  let arrived = 0;
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    arrived += 1;
+    const waiting = entry(request.url ?? '');
+    response.on('close', () => {
+      waiting.resolve(wallClock(performance.now()));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    arrived: () => arrived,
+    closed: (url) => entry(url).promise,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function rssKb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+}
+
+/** The service's `nodejs_eventloop_lag_p99_seconds` in ms: since the previous scrape (prom-client resets it on each). */
+async function scrapeEventLoopP99(baseUrl: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const value = /^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text)?.[1];
+  return Number(value ?? Number.NaN) * 1000;
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ''}`) await runLoadBench();
