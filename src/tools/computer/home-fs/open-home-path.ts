@@ -191,9 +191,9 @@ export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHo
 /**
  * The homes' real paths, as last resolved. The service makes each home and nothing inside a
  * sandbox can move it (it is the root of the command's mount), so its real path stays put;
- * every file tool call resolving it again was a visible share of a read's cost. A home that
- * is gone from where it was (removed, or its path now leads elsewhere) fails the open, and
- * is resolved afresh.
+ * every file tool call resolving it again was a visible share of a read's cost. A home no
+ * longer at its remembered real path (removed, moved by the operator) fails the open and is
+ * resolved afresh.
  */
 const realHomes = new Map<string, string>();
 const MAX_REMEMBERED_HOMES = 10_000;
