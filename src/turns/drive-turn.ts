@@ -1,4 +1,3 @@
-import { onePerLoopTurn } from '../concurrency/one-per-loop-turn.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
@@ -107,9 +106,6 @@ export async function driveTurn(options: {
     };
   }
   clearTimeout(timeout);
-  // A cancelled turn ends one per turn of the event loop (see onePerLoopTurn), so that when
-  // many clients leave at once every departure aborts its model request and tools first.
-  if (run.signal.aborted) await onePerLoopTurn();
   await run.finish(terminal.event, terminal.finish);
 }
 
