@@ -68,10 +68,21 @@ export async function runConcurrently(count: number, concurrency: number, task: 
   );
 }
 
-/** Runs a script in its own Node process: compiled JavaScript as is, TypeScript through tsx. */
-export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): ChildProcess {
+/**
+ * Runs a script in its own Node process: compiled JavaScript as is, TypeScript through tsx.
+ * `runtime` picks another Node and the folder its script paths (and tsx) resolve from; this
+ * Node and the current folder otherwise.
+ */
+export function spawnNode(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  runtime?: { readonly node: string; readonly appDir: string },
+): ChildProcess {
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  return spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
+  return spawn(runtime?.node ?? process.execPath, [...nodeArgs, ...loader, script, ...args], {
+    ...(runtime === undefined ? {} : { cwd: runtime.appDir }),
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

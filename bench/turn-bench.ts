@@ -10,14 +10,14 @@
  * BENCH_TURNS turns per run (default 200) after a warm-up, BENCH_REPS runs (default 3) of
  * each, medians printed; service and plain runs alternate so drift hits both alike.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, median, processCpuMs, runConcurrently, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, median, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
 import { benchRuntimes, type NodeRuntime } from './node-runtimes.js';
 
 const TURNS = Number(process.env['BENCH_TURNS'] ?? 200);
@@ -66,7 +66,7 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   // The compiled service, as production runs it (`npm run bench` builds first).
-  const service = startNode(runtime, 'dist/src/server.js', [], {
+  const service = spawnNode('dist/src/server.js', [], {
     DATA_DIR: dataDir,
     PORT: String(port),
     LOG_LEVEL: 'warn',
@@ -74,7 +74,7 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
     OPENAI_API_KEY: 'sk-bench',
     MODEL_MAX_RETRIES: '0',
     MAX_CONCURRENT_TURNS: '1000',
-  }, profileArgs(runtime, 'service'));
+  }, profileArgs(runtime, 'service'), runtime);
   let plain: ChildProcess | undefined;
   try {
     await waitForHealth(baseUrl);
@@ -98,7 +98,7 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
     const toolsFile = path.join(dataDir, 'provider-tools.json');
     const tools = (await (await fetch(`${baseUrl}/turns/${lastTurnId}/tools`)).json()) as { providerTools: unknown[] };
     await writeFile(toolsFile, JSON.stringify(tools.providerTools));
-    plain = startNode(runtime, 'bench/plain-loop.ts', [provider.baseUrl, path.join(dataDir, 'agents', 'bench-0', 'home'), toolsFile], {}, profileArgs(runtime, 'plain'));
+    plain = spawnNode('bench/plain-loop.ts', [provider.baseUrl, path.join(dataDir, 'agents', 'bench-0', 'home'), toolsFile], {}, profileArgs(runtime, 'plain'), runtime);
     const lines = createInterface({ input: plain.stdout! })[Symbol.asyncIterator]();
     const plainProcess = plain;
     const plainRun = async (count: number, concurrency: number): Promise<void> => {
@@ -152,16 +152,6 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
     if (service.exitCode === null && service.signalCode === null) await once(service, 'exit');
     await rm(dataDir, { recursive: true, force: true });
   }
-}
-
-/** A script of the runtime's app folder on that runtime's node; TypeScript through tsx. */
-function startNode(runtime: NodeRuntime, script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[]): ChildProcess {
-  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  return spawn(runtime.node, [...nodeArgs, ...loader, script, ...args], {
-    cwd: runtime.appDir,
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
 }
 
 /** `--cpu-prof` into BENCH_PROFILE/<node>-<name>/ when BENCH_PROFILE is set. */
