@@ -18,6 +18,12 @@ export interface AdmissionRequest {
   readonly idempotency?: IdempotencyClaim;
   /** How the turn takes its agent's lease; absent for turns that never do (workflow tasks, `concurrent`). */
   readonly agent?: { readonly mode: AgentWaitMode; readonly queueLimit: number };
+  /**
+   * The clock, read once the admission's transaction holds a connection: the turn's first
+   * heartbeat. Under load that wait can outlast the orphan threshold, so a heartbeat of
+   * `createdAt` would make a live turn look dead. Without it, `createdAt` is used.
+   */
+  readonly now?: () => string;
 }
 
 /**

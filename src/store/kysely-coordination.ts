@@ -33,6 +33,7 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest)
   try {
     return await db.transaction().execute(async (trx) => {
       const { turn, idempotency, agent } = request;
+      const heartbeatAt = request.now?.() ?? turn.record.createdAt;
       if (idempotency !== undefined) {
         const claimed = await trx
           .insertInto('idempotency_keys')
@@ -51,7 +52,7 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest)
         }
       }
       if (agent === undefined) {
-        await insertNewTurn(trx, turn, { status: 'running' });
+        await insertNewTurn(trx, turn, { status: 'running', heartbeatAt });
         return { kind: 'running' };
       }
       const agentId = turn.record.agentId;
@@ -61,13 +62,13 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest)
       const ahead = await queuedAhead(trx, { agentId, priority, seq });
       if (holder === undefined && ahead === 0) {
         await takeLease(trx, { agentId, turnId: turn.record.id, owner: turn.owner, now: turn.record.createdAt });
-        await insertNewTurn(trx, turn, { status: 'running' });
+        await insertNewTurn(trx, turn, { status: 'running', heartbeatAt });
         return { kind: 'running' };
       }
       const queued = await countQueued(trx, agentId);
       if (agent.mode === 'reject') throw new RolledBack({ kind: 'busy', reason: 'running', queued });
       if (agent.mode === 'enqueue' && queued >= agent.queueLimit) throw new RolledBack({ kind: 'busy', reason: 'queue_full', queued });
-      await insertNewTurn(trx, turn, { status: 'queued', priority, seq });
+      await insertNewTurn(trx, turn, { status: 'queued', priority, seq, heartbeatAt });
       return { kind: 'queued', position: ahead + 1, holderTurnId: holder };
     });
   } catch (error) {

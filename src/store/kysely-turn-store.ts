@@ -20,9 +20,14 @@ export class KyselyTurnStore implements TurnStore {
   readonly approvals: KyselyApprovalStore;
   /** SQLite's fast path for event batches; Kysely's insert otherwise. */
   readonly #appendEvents: AppendEvents | undefined;
+  /** Heartbeats and the orphan sweep: a pool of their own on PostgreSQL (see StoreDatabase.liveness). */
+  readonly #liveness: Kysely<Database>;
+  readonly #ownsLiveness: boolean;
 
-  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined) {
+  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined) {
     this.#db = db;
+    this.#liveness = liveness ?? db;
+    this.#ownsLiveness = liveness !== undefined;
     this.#appendEvents = sqlite === undefined ? undefined : createSqliteEventAppender(db, sqlite);
     this.brain = createBrainStore(db);
     this.approvals = new KyselyApprovalStore(db);
@@ -32,7 +37,10 @@ export class KyselyTurnStore implements TurnStore {
    * Opens the store and brings its schema up to date. On PostgreSQL, pass the schema the store
    * lives in: without one, Kysely takes a migration table in any schema for its own.
    */
-  static async open(db: Kysely<Database>, options: { readonly migrationTableSchema?: string; readonly sqlite?: BetterSqlite3.Database } = {}): Promise<KyselyTurnStore> {
+  static async open(
+    db: Kysely<Database>,
+    options: { readonly migrationTableSchema?: string; readonly sqlite?: BetterSqlite3.Database; readonly liveness?: Kysely<Database> } = {},
+  ): Promise<KyselyTurnStore> {
     const migrator = new Migrator({
       db,
       provider: { getMigrations: () => Promise.resolve(migrations) },
@@ -40,10 +48,10 @@ export class KyselyTurnStore implements TurnStore {
     });
     const { error } = await migrator.migrateToLatest();
     if (error !== undefined) {
-      await db.destroy();
+      await Promise.all([db.destroy(), options.liveness?.destroy()]);
       throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : 'unknown error'}`, { cause: error });
     }
-    return new KyselyTurnStore(db, options.sqlite);
+    return new KyselyTurnStore(db, options.sqlite, options.liveness);
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
@@ -103,7 +111,7 @@ export class KyselyTurnStore implements TurnStore {
 
   async heartbeat(turnIds: readonly string[], at: string): Promise<string[]> {
     if (turnIds.length === 0) return [];
-    const rows = await this.#db
+    const rows = await this.#liveness
       .updateTable('turns')
       .set({ heartbeat_at: at })
       .where('id', 'in', [...turnIds])
@@ -114,7 +122,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async interruptOrphans(options: { owner?: string; staleBefore: string; now: string }): Promise<string[]> {
-    return this.#db.transaction().execute(async (trx) => {
+    return this.#liveness.transaction().execute(async (trx) => {
       const orphans = await trx
         .selectFrom('turns')
         .select((eb) => [
@@ -259,7 +267,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async close(): Promise<void> {
-    await this.#db.destroy();
+    await Promise.all([this.#db.destroy(), this.#ownsLiveness ? this.#liveness.destroy() : undefined]);
   }
 }
 
@@ -284,7 +292,7 @@ export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, p
       input_tokens: 0,
       output_tokens: 0,
       owner: turn.owner,
-      heartbeat_at: record.createdAt,
+      heartbeat_at: placement?.heartbeatAt ?? record.createdAt,
       task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
       queued_at: placement?.status === 'queued' ? record.createdAt : null,
       queue_priority: placement?.priority ?? null,
@@ -302,6 +310,8 @@ export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, p
 /** Where a new turn goes: straight to `running`, or into its agent's queue at (priority, seq). */
 export interface TurnPlacement {
   readonly status: 'running' | 'queued';
+  /** The turn's first heartbeat: when its transaction got a connection, which may be well after `createdAt`. */
+  readonly heartbeatAt: string;
   readonly priority?: number;
   readonly seq?: number;
 }

@@ -16,7 +16,17 @@ export interface StoreDatabase {
   readonly schema: string | undefined;
   /** SQLite: the database under Kysely, for the store's hot write (see sqlite-event-appender.ts). */
   readonly sqlite?: BetterSqlite3.Database;
+  /**
+   * PostgreSQL: connections of their own for the turns' heartbeats and the orphan sweep. In the
+   * shared pool they would queue behind event writes, and under overload a queue longer than the
+   * orphan threshold makes live turns look dead to the other replicas.
+   */
+  readonly liveness?: Kysely<Database>;
 }
+
+/** The shared pool, and the liveness pool beside it. */
+const POOL_CONNECTIONS = 10;
+const LIVENESS_CONNECTIONS = 2;
 
 /**
  * Opens the store's database: PostgreSQL when a `postgres://` URL is configured (replicas
@@ -24,15 +34,18 @@ export interface StoreDatabase {
  */
 export async function openStoreDatabase(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<StoreDatabase> {
   if (options.databaseUrl !== undefined) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.databaseUrl, max: POOL_CONNECTIONS }) }) });
+    // Idle liveness connections close after a while: replicas with no turns hold none.
+    const liveness = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.databaseUrl, max: LIVENESS_CONNECTIONS, idleTimeoutMillis: 30_000 }) }),
+    });
     // The schema `search_path` puts the tables in ('public' by default): Kysely's migration
     // bookkeeping must live there too, not in whichever schema already has a table of that name.
     try {
       const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-      return { db, dialect: 'postgres', schema: rows[0]?.schema ?? undefined };
+      return { db, dialect: 'postgres', schema: rows[0]?.schema ?? undefined, liveness };
     } catch (error) {
-      await db.destroy();
+      await Promise.all([db.destroy(), liveness.destroy()]);
       throw error;
     }
   }
@@ -50,6 +63,7 @@ export async function openTurnStoreOn(database: StoreDatabase): Promise<TurnStor
   return KyselyTurnStore.open(database.db, {
     ...(database.schema === undefined ? {} : { migrationTableSchema: database.schema }),
     ...(database.sqlite === undefined ? {} : { sqlite: database.sqlite }),
+    ...(database.liveness === undefined ? {} : { liveness: database.liveness }),
   });
 }
 

@@ -216,6 +216,7 @@ export class TurnService {
         providerToolsJson: catalog.providerTools().json,
         ...(plan.task === undefined ? {} : { task: plan.task }),
       },
+      now: () => clock.now().toISOString(),
       ...(claim === undefined ? {} : { idempotency: claim }),
       ...(takesAgent ? { agent: { mode: request.multitask === 'reject' || request.multitask === 'interrupt' ? request.multitask : 'enqueue', queueLimit: config.limits.agentQueueLimit } } : {}),
     };

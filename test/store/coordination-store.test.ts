@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/store/coordination-store.js';
-import { openTurnStore } from '../../src/store/open-turn-store.js';
+import { sql } from 'kysely';
+import { openStoreDatabase, openTurnStore, openTurnStoreOn } from '../../src/store/open-turn-store.js';
 import type { NewTurn, TurnStore } from '../../src/store/turn-store.js';
 import { createPostgresSchema } from '../support/postgres-schema.js';
 
@@ -138,6 +139,15 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
     expect(await store.listCancelRequests([])).toEqual([]);
   });
 
+  it('stamps a turn\'s first heartbeat when its admission runs, not when its request came', async () => {
+    // Admitted 30 s after the request arrived (a long wait for a connection, say): its heartbeat is 30 s younger.
+    await store.admitTurn({ ...enqueue('late'), now: () => '2026-12-01T10:00:30.000Z' });
+    await store.admitTurn({ turn: newTurn('prompt', 'agent-2') });
+    const interrupted = await store.interruptOrphans({ staleBefore: '2026-12-01T10:00:10.000Z', now: '2026-12-01T10:00:20.000Z' });
+    expect(interrupted).toEqual(['prompt']);
+    expect(await store.getTurn('late')).toMatchObject({ status: 'running' });
+  });
+
   it.runIf(dialect === 'PostgreSQL')('agrees across connections: 20 concurrent identical keys make one turn, 20 enqueues fill the queue exactly', async () => {
     const second = await location.open();
     try {
@@ -156,6 +166,33 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
       expect(positions).toEqual([1, 2, 3]);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('liveness on PostgreSQL under a saturated pool', () => {
+  it('heartbeats and sweeps while every connection of the shared pool is busy', async () => {
+    const schema = await createPostgresSchema();
+    const database = await schema.whileSchemasAreStable(() => openStoreDatabase({ databaseUrl: schema.url, dataDir: path.join(tmpdir(), 'unused-by-postgres') }));
+    const store = await schema.whileSchemasAreStable(() => openTurnStoreOn(database));
+    try {
+      await store.admitTurn({ turn: newTurn('live') });
+      // As many sleeps as the shared pool has connections: anything else on that pool waits for them.
+      let aSleepEnded = false;
+      const sleeps = Promise.all(
+        Array.from({ length: 10 }, async () => {
+          await sql`select pg_sleep(2)`.execute(database.db);
+          aSleepEnded = true;
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await store.heartbeat(['live'], '2026-12-01T10:01:00.000Z')).toEqual(['live']);
+      expect(await store.interruptOrphans({ staleBefore: '2026-12-01T10:00:30.000Z', now: '2026-12-01T10:01:00.000Z' })).toEqual([]);
+      expect(aSleepEnded).toBe(false);
+      await sleeps;
+    } finally {
+      await store.close();
+      await schema.drop();
     }
   });
 });
