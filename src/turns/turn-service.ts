@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
@@ -189,8 +189,10 @@ export class TurnService {
     const catalog = catalogFor(plan, request, config);
     // Commands run as the sandbox's own unprivileged user, who must be able to pass through
     // the folders above the home (not list them): those are 0711, the home itself 0700.
-    await mkdir(path.dirname(home), { recursive: true, mode: 0o711 });
-    await mkdir(home, { recursive: true, mode: 0o700 });
+    // Synchronous: a mkdir of folders that nearly always exist is a page-cache lookup, cheaper
+    // than the thread pool's hand-offs (see tools/computer/home-fs/sync-call.ts).
+    mkdirSync(path.dirname(home), { recursive: true, mode: 0o711 });
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     // Workflow task turns have no home tools, and `concurrent` turns accept sharing it: neither takes the agent.
     const takesAgent = request.kind === 'text' && request.multitask !== 'concurrent';
     const admissionRequest: AdmissionRequest = {

@@ -1,7 +1,7 @@
-import { close, constants, open } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { tryLock, unlock } from 'fs-native-extensions';
+import { syncCall } from './home-fs/sync-call.js';
 
 export type HomeLockMode = 'shared' | 'exclusive';
 
@@ -164,7 +164,8 @@ class HeldFileLock {
   async #lock(file: string, mode: HomeLockMode): Promise<void> {
     // Read and write, so an exclusive lock can be granted; never through a link. (libuv
     // opens every file close-on-exec, so no command inherits the lock.)
-    const fd = await openFile(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600).catch((error: unknown) => {
+    // Synchronous, as the home's path walk is (see home-fs/sync-call.ts).
+    const fd = await syncCall(() => openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600)).catch((error: unknown) => {
       throw new Error(`could not lock the agent home: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     });
     if (this.#isReleased()) {
@@ -207,10 +208,12 @@ class HeldFileLock {
   }
 }
 
-const openFile = promisify(open);
-
 function closeQuietly(fd: number): void {
-  close(fd, () => undefined);
+  try {
+    closeSync(fd);
+  } catch {
+    // Nothing to do: the descriptor is gone either way.
+  }
 }
 
 function tryFileLock(fd: number, mode: HomeLockMode): boolean {

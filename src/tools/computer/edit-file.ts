@@ -155,7 +155,7 @@ async function readWholeTextFile(options: {
       );
     }
     signal.throwIfAborted();
-    const bytes = await file.handle.readFile({ signal });
+    const bytes = await file.readAll(signal, display);
     try {
       // fatal: an edit must not turn bytes that are not UTF-8 into U+FFFD on the way back;
       // ignoreBOM: keep a byte-order mark so it is written back unchanged.
@@ -164,11 +164,10 @@ async function readWholeTextFile(options: {
       throw new Error(`${display} is not valid UTF-8 text, so edit_file cannot change it safely`);
     }
   } catch (error) {
-    // An aborted readFile rejects with its own AbortError; the contract is the signal's reason.
     signal.throwIfAborted();
     throw describeFileError(error, display);
   } finally {
-    await file.handle.close();
+    file.close();
   }
 }
 

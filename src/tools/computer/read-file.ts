@@ -77,7 +77,7 @@ async function readPage(input: { home: string; params: ReadFileParams; signal: A
   let page: LineWindow;
   try {
     page = await readLineWindow({
-      handle: file.handle,
+      read: (buffer, position) => file.read(buffer, position),
       head: file.head,
       size: file.size,
       offset: params.offset ?? 1,
@@ -89,7 +89,7 @@ async function readPage(input: { home: string; params: ReadFileParams; signal: A
     signal.throwIfAborted();
     throw describeFileError(error, display);
   } finally {
-    await file.handle.close();
+    file.close();
   }
   signal.throwIfAborted();
 

@@ -1,4 +1,3 @@
-import type { FileHandle } from 'node:fs/promises';
 import { cutLongLine, MAX_LINE_CHARS } from './numbered-line.js';
 
 const CHUNK_BYTES = 64 * 1024;
@@ -26,7 +25,8 @@ export interface LineWindow {
  * is decoded. A trailing CR is dropped so CRLF files read like LF files.
  */
 export async function readLineWindow(options: {
-  handle: FileHandle;
+  /** Reads into the buffer from a position, giving the bytes read (0 at the end). */
+  read: (buffer: Buffer, position: number) => Promise<number>;
   /** Bytes already read from the start of the file; reading continues after them. */
   head?: Buffer;
   /** The file's size when opened: reading stops there (no extra read to find the end). */
@@ -36,7 +36,7 @@ export async function readLineWindow(options: {
   maxOutputBytes: number;
   signal: AbortSignal;
 }): Promise<LineWindow> {
-  const { handle, offset, limit, maxOutputBytes, signal } = options;
+  const { read, offset, limit, maxOutputBytes, signal } = options;
   const decoder = new TextDecoder('utf-8');
   let buffer: Buffer | undefined;
   const lines: string[] = [];
@@ -103,8 +103,7 @@ export async function readLineWindow(options: {
     } else {
       if (options.size !== undefined && position >= options.size) break;
       buffer ??= Buffer.alloc(CHUNK_BYTES);
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
-      chunk = buffer.subarray(0, bytesRead);
+      chunk = buffer.subarray(0, await read(buffer, position));
     }
     const bytesRead = chunk.length;
     if (bytesRead === 0) break;

@@ -1,21 +1,19 @@
-import { close, constants, fchown, fstat, open, type Stats } from 'node:fs';
-import { readlink } from 'node:fs/promises';
+import { closeSync, constants, fchown, fstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { syncCall } from './sync-call.js';
 
 /** Opening a folder: never through a symbolic link, never anything but a folder. */
 export const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-const openAsync = promisify(open);
-const fstatAsync = promisify(fstat);
 const fchownAsync = promisify(fchown);
-const closeAsync = promisify(close);
 
 /**
  * An open folder's descriptor: a plain fd, not a `FileHandle`. Every file tool call opens at
  * least the home, and a FileHandle costs several times as much to make and to close (the
  * profile of the turn bench showed it). Closing twice closes once: a number closed again
- * could be someone else's descriptor by then.
+ * could be someone else's descriptor by then. Opening, fstat and closing are synchronous
+ * calls (see sync-call.ts).
  */
 export class FolderDescriptor {
   readonly fd: number;
@@ -26,22 +24,24 @@ export class FolderDescriptor {
   }
 
   /** Opens a folder, never through a symbolic link (FOLDER_FLAGS). */
-  static async open(folder: string): Promise<FolderDescriptor> {
-    return new FolderDescriptor(await openAsync(folder, FOLDER_FLAGS));
+  static open(folder: string): Promise<FolderDescriptor> {
+    return syncCall(() => new FolderDescriptor(openSync(folder, FOLDER_FLAGS)));
   }
 
   stat(): Promise<Stats> {
-    return fstatAsync(this.fd);
+    return syncCall(() => fstatSync(this.fd));
   }
 
   chown(uid: number, gid: number): Promise<void> {
     return fchownAsync(this.fd, uid, gid);
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     this.#closed = true;
-    await closeAsync(this.fd);
+    return syncCall(() => {
+      closeSync(this.fd);
+    });
   }
 }
 
@@ -92,7 +92,7 @@ export class HomeFolder {
    * across mounts fails), but a host process could; writes check this just before the rename.
    */
   async isInside(realHome: string): Promise<boolean> {
-    const where = await readlink(this.path).catch(() => undefined);
+    const where = await syncCall(() => readlinkSync(this.path)).catch(() => undefined);
     if (where === undefined) return false;
     const relative = path.relative(realHome, where);
     const climbs = relative === '..' || relative.startsWith(`..${path.sep}`);

@@ -1,8 +1,9 @@
-import { constants, type Stats } from 'node:fs';
-import { chown, lstat, mkdir, open, readlink, realpath } from 'node:fs/promises';
+import { constants, lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { chown, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { HomePathError } from '../home-path-error.js';
 import { FolderDescriptor, HomeFolder } from './home-folder.js';
+import { syncCall } from './sync-call.js';
 
 /** Where commands see the home; an absolute link written inside the sandbox points there. */
 const HOME_INSIDE_SANDBOX = '/home/agent';
@@ -32,7 +33,8 @@ export interface OpenHomePathOptions {
  * resolved here, by the same rules (an absolute target or a `..` above the home is refused),
  * never by the kernel. What comes out is the open parent folder and the last name in it;
  * every read and write goes through `parent.entry(name)`, so nothing renamed or swapped
- * after the check can redirect it. Close it when done.
+ * after the check can redirect it. Close it when done. The walk's calls are synchronous
+ * (see sync-call.ts).
  */
 export interface OpenHomePath {
   readonly realHome: string;
@@ -104,7 +106,7 @@ export async function openHomePath(options: OpenHomePathOptions): Promise<OpenHo
       if (stats.isSymbolicLink() && (!isLast || options.followLast)) {
         hops += 1;
         if (hops > MAX_LINK_HOPS) throw Object.assign(new Error('too many levels of symbolic links'), { code: 'ELOOP', syscall: 'open' });
-        const target = await readlink(folder.entry(component));
+        const target = await syncCall(() => readlinkSync(folder.entry(component)));
         const expanded = expandLink({ target, realHome, requested });
         if (expanded.absolute) {
           while (stack.length > 1) await stack.pop()?.close();
@@ -205,7 +207,7 @@ async function openHome(home: string): Promise<{ realHome: string; handle: Folde
     if (handle !== undefined) return { realHome: remembered, handle };
     realHomes.delete(home);
   }
-  const realHome = await realpath(home);
+  const realHome = await syncCall(() => realpathSync(home));
   const handle = await FolderDescriptor.open(realHome);
   if (realHomes.size >= MAX_REMEMBERED_HOMES) realHomes.clear();
   realHomes.set(home, realHome);
@@ -253,7 +255,7 @@ function climbError(requested: string, throughLink: boolean): HomePathError {
 
 async function lstatOrUndefined(entry: string): Promise<Stats | undefined> {
   try {
-    return await lstat(entry);
+    return await syncCall(() => lstatSync(entry));
   } catch (error) {
     if (error instanceof Error && 'code' in error && (error.code === 'ENOENT' || error.code === 'ENOTDIR')) return undefined;
     throw error;
