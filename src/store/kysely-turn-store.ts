@@ -81,9 +81,10 @@ export class KyselyTurnStore implements TurnStore {
     await updateProgress(this.#db, turnId, progress);
   }
 
-  async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void> {
+  async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish, options: { readonly releaseAgent?: string } = {}): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await insertEvents(trx, turnId, events);
+      if (options.releaseAgent !== undefined) await coordination.releaseAgentLease(trx, { agentId: options.releaseAgent, turnId });
       await trx
         .updateTable('turns')
         .set({

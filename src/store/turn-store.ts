@@ -104,8 +104,12 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   appendEvents(turnId: string, events: readonly StoredEvent[], progress?: TurnProgress): Promise<void>;
   /** Writes a running turn's iterations and usage into its record (no-op once it has ended). */
   recordProgress(turnId: string, progress: TurnProgress): Promise<void>;
-  /** Appends the last events and closes the record, atomically. */
-  finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish): Promise<void>;
+  /**
+   * Appends the last events and closes the record, atomically. With `releaseAgent`, the turn
+   * also gives that agent's lease back (if it holds it) in the same transaction: one commit
+   * fewer per turn than `releaseAgentLease` after it.
+   */
+  finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish, options?: { readonly releaseAgent?: string }): Promise<void>;
   recordProviderTools(turnId: string, iteration: number, json: string): Promise<void>;
   /** Marks these turns as alive, if they are still queued or running; returns the ids it marked. */
   heartbeat(turnIds: readonly string[], at: string): Promise<string[]>;

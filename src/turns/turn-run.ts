@@ -55,6 +55,8 @@ export class TurnRun {
   #finished = false;
   #ended = false;
   #suspended = false;
+  readonly #releasesAgent: boolean;
+  #agentReleased = false;
   readonly #done: Promise<void>;
   #resolveDone: () => void = () => undefined;
 
@@ -69,6 +71,8 @@ export class TurnRun {
     retryDelaysMs?: readonly number[];
     /** The events a resumed turn already has in the store: the window holds the latest, numbering goes on after them. */
     history?: readonly StoredEvent[];
+    /** The turn takes its agent's lease: its end gives the lease back in the same transaction (see `agentReleased`). */
+    releasesAgent?: boolean;
   }) {
     this.id = options.id;
     this.agentId = options.agentId;
@@ -77,6 +81,7 @@ export class TurnRun {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#retryDelaysMs = options.retryDelaysMs;
+    this.#releasesAgent = options.releasesAgent ?? false;
     this.#deltas = new DeltaCoalescer({ now: () => this.#clock.now().toISOString() });
     for (const stored of options.history ?? []) {
       this.#window.push({ event: JSON.parse(stored.json) as TurnEvent, stored });
@@ -114,6 +119,11 @@ export class TurnRun {
   /** True once the turn is parked in the store: it goes on (here or on another replica) only when decided. */
   get suspended(): boolean {
     return this.#suspended;
+  }
+
+  /** True once the stored end of the turn also gave its agent's lease back; otherwise the caller gives it back. */
+  get agentReleased(): boolean {
+    return this.#agentReleased;
   }
 
   /** Resolves once the turn is over: its terminal event stored and delivered (or, if the store refused it, logged). */
@@ -188,15 +198,18 @@ export class TurnRun {
     this.#resolveDone();
   }
 
-  #finishWith(batch: readonly NumberedEvent[], finish: Omit<TurnFinish, 'finishedAt'>): Promise<boolean> {
+  async #finishWith(batch: readonly NumberedEvent[], finish: Omit<TurnFinish, 'finishedAt'>): Promise<boolean> {
     const finishedAt = batch.at(-1)?.event.at ?? this.#clock.now().toISOString();
-    return this.#write('store the end of a turn', () =>
+    const stored = await this.#write('store the end of a turn', () =>
       this.#store.finishTurn(
         this.id,
         batch.map((entry) => entry.stored),
         { ...finish, finishedAt },
+        this.#releasesAgent ? { releaseAgent: this.agentId } : {},
       ),
     );
+    if (stored && this.#releasesAgent) this.#agentReleased = true;
+    return stored;
   }
 
   /**

@@ -227,7 +227,7 @@ export class TurnService {
     if (admission.kind === 'key_reused') throw idempotencyKeyReused(admission.turnId);
     if (admission.kind === 'busy') throw agentBusy({ agentId: request.agent.id, reason: admission.reason, queueLimit: config.limits.agentQueueLimit });
 
-    const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger });
+    const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger, releasesAgent: takesAgent });
     this.#runs.set(turnId, run);
     const limits = request.limits ?? {};
     const approvals = this.#approvals.forTurn({ run, request });

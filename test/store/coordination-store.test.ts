@@ -131,6 +131,17 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
     expect(await store.findIdempotencyKey(claim)).toBeUndefined();
   });
 
+  it('gives the agent back with the end of the turn that holds it, and only that one', async () => {
+    await store.admitTurn(enqueue('t1'));
+    await store.admitTurn({ turn: newTurn('other-agent', 'agent-2') });
+    const ended = { status: 'completed', iterations: 1, output: 'ok', error: null, outcome: 'final_answer', usage: { inputTokens: 0, outputTokens: 0 }, finishedAt: AT } as const;
+    // A turn that does not hold agent-1's lease cannot give it back.
+    await store.finishTurn('other-agent', [], ended, { releaseAgent: 'agent-1' });
+    expect(await store.admitTurn(enqueue('t2'))).toMatchObject({ kind: 'queued', holderTurnId: 't1' });
+    await store.finishTurn('t1', [], ended, { releaseAgent: 'agent-1' });
+    expect(await promote(store, 't2')).toBe('promoted');
+  });
+
   it('keeps the first cancel request of a turn', async () => {
     await store.admitTurn(enqueue('t1'));
     await store.requestCancel({ turnId: 't1', reason: 'superseded', at: AT });

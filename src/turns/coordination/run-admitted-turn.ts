@@ -40,9 +40,12 @@ export async function runAdmittedTurn(options: {
   } finally {
     options.onLeftQueue();
     if (options.takesAgent) {
-      await store.releaseAgentLease({ agentId: run.agentId, turnId: run.id }).catch((error: unknown) => {
-        logger.error({ err: error }, 'could not give the agent back; the next turn takes it over');
-      });
+      // Usually the stored end of the turn gave it back already; a parked turn, or one whose end could not be stored, gives it back here.
+      if (!run.agentReleased) {
+        await store.releaseAgentLease({ agentId: run.agentId, turnId: run.id }).catch((error: unknown) => {
+          logger.error({ err: error }, 'could not give the agent back; the next turn takes it over');
+        });
+      }
       await signals.publish('agent', run.agentId);
     }
   }
