@@ -1,4 +1,4 @@
-import { close, closeSync, constants, fstatSync, openSync, read, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, read, readSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describeFileError } from './describe-file-error.js';
 import { syncCall } from './home-fs/sync-call.js';
@@ -61,7 +61,11 @@ export class OpenTextFile {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    close(this.#fd, () => undefined);
+    try {
+      closeSync(this.#fd);
+    } catch {
+      // A descriptor opened for reading has nothing to lose at close.
+    }
   }
 }
 
