@@ -1,5 +1,5 @@
 import type { CancelReason } from '../turns/turn-events.js';
-import type { NewTurn } from './turn-store.js';
+import type { NewTurn, StoredEvent } from './turn-store.js';
 
 /** What a turn that takes its agent does when the agent already has a turn running. */
 export type AgentWaitMode = 'enqueue' | 'reject' | 'interrupt';
@@ -24,6 +24,12 @@ export interface AdmissionRequest {
    * `createdAt` would make a live turn look dead. Without it, `createdAt` is used.
    */
   readonly now?: () => string;
+  /**
+   * The turn's first event (`turn.started`, seq 1), stored in the same transaction when the
+   * turn is admitted `running` (a `queued` turn starts later, after `turn.queued`): one commit
+   * fewer per turn than storing it after the admission.
+   */
+  readonly startedEvent?: StoredEvent;
 }
 
 /**

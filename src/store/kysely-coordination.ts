@@ -2,7 +2,8 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CancelReason } from '../turns/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import type { Database } from './database-schema.js';
-import { insertNewTurn } from './kysely-turn-store.js';
+import { insertEvents, insertNewTurn } from './kysely-turn-store.js';
+import type { SavedToolSets } from './saved-tool-sets.js';
 
 /** Queue priorities: an `interrupt` turn runs before turns that were merely enqueued. */
 const INTERRUPT_PRIORITY = 0;
@@ -29,11 +30,17 @@ class RolledBack extends Error {
  * lease (the agent's queue row is bumped first, which locks it on PostgreSQL, so admissions
  * of one agent are serialised and the queue limit holds).
  */
-export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest): Promise<Admission> {
+export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest, savedToolSets: SavedToolSets): Promise<Admission> {
+  const toolSets = savedToolSets.writer();
   try {
-    return await db.transaction().execute(async (trx) => {
+    const admission = await db.transaction().execute(async (trx): Promise<Admission> => {
       const { turn, idempotency, agent } = request;
       const heartbeatAt = request.now?.() ?? turn.record.createdAt;
+      const startRunning = async (): Promise<Admission> => {
+        await insertNewTurn(trx, turn, toolSets, { status: 'running', heartbeatAt });
+        if (request.startedEvent !== undefined) await insertEvents(trx, turn.record.id, [request.startedEvent]);
+        return { kind: 'running' };
+      };
       if (idempotency !== undefined) {
         const claimed = await trx
           .insertInto('idempotency_keys')
@@ -51,10 +58,7 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest)
           throw new RolledBack(existing.body_hash === idempotency.bodyHash ? { kind: 'replay', turnId: existing.turn_id } : { kind: 'key_reused', turnId: existing.turn_id });
         }
       }
-      if (agent === undefined) {
-        await insertNewTurn(trx, turn, { status: 'running', heartbeatAt });
-        return { kind: 'running' };
-      }
+      if (agent === undefined) return startRunning();
       const agentId = turn.record.agentId;
       const seq = await bumpQueue(trx, agentId);
       const priority = agent.mode === 'interrupt' ? INTERRUPT_PRIORITY : ENQUEUE_PRIORITY;
@@ -62,15 +66,16 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest)
       const ahead = await queuedAhead(trx, { agentId, priority, seq });
       if (holder === undefined && ahead === 0) {
         await takeLease(trx, { agentId, turnId: turn.record.id, owner: turn.owner, now: turn.record.createdAt });
-        await insertNewTurn(trx, turn, { status: 'running', heartbeatAt });
-        return { kind: 'running' };
+        return startRunning();
       }
       const queued = await countQueued(trx, agentId);
       if (agent.mode === 'reject') throw new RolledBack({ kind: 'busy', reason: 'running', queued });
       if (agent.mode === 'enqueue' && queued >= agent.queueLimit) throw new RolledBack({ kind: 'busy', reason: 'queue_full', queued });
-      await insertNewTurn(trx, turn, { status: 'queued', priority, seq, heartbeatAt });
+      await insertNewTurn(trx, turn, toolSets, { status: 'queued', priority, seq, heartbeatAt });
       return { kind: 'queued', position: ahead + 1, holderTurnId: holder };
     });
+    toolSets.committed();
+    return admission;
   } catch (error) {
     if (error instanceof RolledBack) return error.admission;
     throw error;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { BrainStore } from '../brain/brain-store.js';
@@ -10,6 +9,7 @@ import type { Admission, AdmissionRequest, Promotion } from './coordination-stor
 import * as coordination from './kysely-coordination.js';
 import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
+import { SavedToolSets, type ToolSetWriter } from './saved-tool-sets.js';
 import { createSqliteEventAppender, type AppendEvents } from './sqlite-event-appender.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
 
@@ -23,6 +23,7 @@ export class KyselyTurnStore implements TurnStore {
   /** Heartbeats and the orphan sweep: a pool of their own on PostgreSQL (see StoreDatabase.liveness). */
   readonly #liveness: Kysely<Database>;
   readonly #ownsLiveness: boolean;
+  readonly #toolSets = new SavedToolSets();
 
   private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined) {
     this.#db = db;
@@ -55,7 +56,9 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
-    await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn));
+    const toolSets = this.#toolSets.writer();
+    await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn, toolSets));
+    toolSets.committed();
   }
 
   async appendEvents(turnId: string, events: readonly StoredEvent[], progress?: TurnProgress): Promise<void> {
@@ -104,10 +107,12 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async recordProviderTools(turnId: string, iteration: number, json: string): Promise<void> {
+    const toolSets = this.#toolSets.writer();
     await this.#db.transaction().execute(async (trx) => {
-      const hash = await saveToolSet(trx, json);
+      const hash = await toolSets.save(trx, json);
       await trx.insertInto('turn_provider_tools').values({ turn_id: turnId, iteration, tools_hash: hash }).execute();
     });
+    toolSets.committed();
   }
 
   async heartbeat(turnIds: readonly string[], at: string): Promise<string[]> {
@@ -240,7 +245,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   admitTurn(request: AdmissionRequest): Promise<Admission> {
-    return coordination.admitTurn(this.#db, request);
+    return coordination.admitTurn(this.#db, request, this.#toolSets);
   }
 
   promoteQueuedTurn(options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
@@ -273,7 +278,7 @@ export class KyselyTurnStore implements TurnStore {
 }
 
 /** Inserts a new turn's record and what it was given; `placement` says whether it waits in its agent's queue. */
-export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, placement?: TurnPlacement): Promise<void> {
+export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, toolSets: ToolSetWriter, placement?: TurnPlacement): Promise<void> {
   const { record } = turn;
   await trx
     .insertInto('turns')
@@ -302,8 +307,8 @@ export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, p
       schedule_id: record.scheduleId ?? null,
     })
     .execute();
-  const toolsHash = await saveToolSet(trx, turn.toolsJson);
-  const providerHash = await saveToolSet(trx, turn.providerToolsJson);
+  const toolsHash = await toolSets.save(trx, turn.toolsJson);
+  const providerHash = await toolSets.save(trx, turn.providerToolsJson);
   await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash, unavailable_json: turn.unavailableJson }).execute();
   await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
 }
@@ -327,15 +332,6 @@ function updateProgress(db: Kysely<Database> | Transaction<Database>, turnId: st
 }
 
 /** Keeps a tool list's JSON once, under its SHA-256; returns the hash. */
-async function saveToolSet(trx: Transaction<Database>, json: string): Promise<string> {
-  const hash = createHash('sha256').update(json).digest('hex');
-  await trx
-    .insertInto('tool_sets')
-    .values({ hash, json })
-    .onConflict((conflict) => conflict.column('hash').doNothing())
-    .execute();
-  return hash;
-}
 
 /**
  * Rows per INSERT statement. Each row binds 4 parameters; SQLite allows 32,766 per statement
@@ -344,7 +340,7 @@ async function saveToolSet(trx: Transaction<Database>, json: string): Promise<st
 const EVENT_ROWS_PER_INSERT = 1_000;
 
 /** Inserts events in statements of at most EVENT_ROWS_PER_INSERT rows; atomic only inside a transaction. */
-async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
+export async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
   for (let start = 0; start < events.length; start += EVENT_ROWS_PER_INSERT) {
     await db
       .insertInto('turn_events')

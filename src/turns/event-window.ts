@@ -1,10 +1,18 @@
 import type { StoredEvent } from '../store/turn-store.js';
-import type { TurnEvent } from './turn-events.js';
+import type { TurnEvent, TurnEventBody } from './turn-events.js';
 
 /** An event with its stored form. */
 export interface NumberedEvent {
   readonly event: TurnEvent;
   readonly stored: StoredEvent;
+}
+
+/** Gives an event its place in its turn, and its JSON (made once, for the store and every stream). */
+export function numberEvent(options: { readonly turnId: string; readonly seq: number; readonly at: string; readonly body: TurnEventBody }): NumberedEvent {
+  // `type`, `turnId`, `seq`, `at` lead every event, so a person reading the stream sees them first.
+  const { type, ...fields } = options.body;
+  const event = { type, turnId: options.turnId, seq: options.seq, at: options.at, ...fields } as TurnEvent;
+  return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
 }
 
 const MAX_EVENTS = 512;

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { retryStoreWrite } from '../store/retry-store-write.js';
 import type { StoredEvent, TurnFinish, TurnProgress, TurnStore } from '../store/turn-store.js';
 import { DeltaCoalescer } from './delta-coalescer.js';
-import { EventWindow, type NumberedEvent } from './event-window.js';
+import { EventWindow, numberEvent, type NumberedEvent } from './event-window.js';
 import { storeFailedOutcome } from './turn-outcome.js';
 import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from './turn-events.js';
 
@@ -69,8 +69,11 @@ export class TurnRun {
     logger: Logger;
     /** Waits between attempts of a failed store write (tests shorten them). */
     retryDelaysMs?: readonly number[];
-    /** The events a resumed turn already has in the store: the window holds the latest, numbering goes on after them. */
-    history?: readonly StoredEvent[];
+    /**
+     * The events the turn already has in the store (a resumed turn's, or the `turn.started`
+     * stored with the admission): the window holds the latest, numbering goes on after them.
+     */
+    history?: readonly (StoredEvent | NumberedEvent)[];
     /** The turn takes its agent's lease: its end gives the lease back in the same transaction (see `agentReleased`). */
     releasesAgent?: boolean;
   }) {
@@ -83,9 +86,10 @@ export class TurnRun {
     this.#retryDelaysMs = options.retryDelaysMs;
     this.#releasesAgent = options.releasesAgent ?? false;
     this.#deltas = new DeltaCoalescer({ now: () => this.#clock.now().toISOString() });
-    for (const stored of options.history ?? []) {
-      this.#window.push({ event: JSON.parse(stored.json) as TurnEvent, stored });
-      this.#lastStoredSeq = stored.seq;
+    for (const entry of options.history ?? []) {
+      const numbered = 'stored' in entry ? entry : { event: JSON.parse(entry.json) as TurnEvent, stored: entry };
+      this.#window.push(numbered);
+      this.#lastStoredSeq = numbered.stored.seq;
     }
     this.#nextSeq = this.#lastStoredSeq + 1;
     this.#done = new Promise((resolve) => {
@@ -262,11 +266,9 @@ export class TurnRun {
   }
 
   #number(body: TurnEventBody, at?: string): NumberedEvent {
-    // `type`, `turnId`, `seq`, `at` lead every event, so a person reading the stream sees them first.
-    const { type, ...fields } = body;
-    const event = { type, turnId: this.id, seq: this.#nextSeq, at: at ?? this.#clock.now().toISOString(), ...fields } as TurnEvent;
+    const numbered = numberEvent({ turnId: this.id, seq: this.#nextSeq, at: at ?? this.#clock.now().toISOString(), body });
     this.#nextSeq += 1;
-    return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
+    return numbered;
   }
 
   #closeDelta(): void {

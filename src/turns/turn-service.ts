@@ -24,6 +24,7 @@ import { followTurnEvents, type EventSink } from './follow-turn-events.js';
 import { isEndedStatus } from './turn-status.js';
 import type { TurnRequest } from './turn-request.js';
 import type { StartTurnRequest } from './turn-origin.js';
+import { numberEvent } from './event-window.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
 import { agentBusy, idempotencyKeyReused } from './coordination/coordination-errors.js';
@@ -33,7 +34,7 @@ import type { TurnSignals } from './coordination/turn-signals.js';
 import { runAdmittedTurn } from './coordination/run-admitted-turn.js';
 import { TurnLiveness } from './coordination/turn-liveness.js';
 import { waitForTurnEnd } from './coordination/wait-for-turn-end.js';
-import type { CancelReason } from './turn-events.js';
+import type { CancelReason, TurnEventBody } from './turn-events.js';
 
 export interface TurnServiceOptions {
   readonly config: Config;
@@ -195,6 +196,16 @@ export class TurnService {
     mkdirSync(home, { recursive: true, mode: 0o700 });
     // Workflow task turns have no home tools, and `concurrent` turns accept sharing it: neither takes the agent.
     const takesAgent = request.kind === 'text' && request.multitask !== 'concurrent';
+    // Stored with the admission when the turn may start at once; a queued turn emits it when it starts.
+    const startedBody: TurnEventBody = {
+      type: 'turn.started',
+      agentId: request.agent.id,
+      kind: request.kind,
+      model: plan.model.model,
+      tools: plan.tools.map((tool) => tool.name),
+      unavailableSources: [...plan.unavailable],
+    };
+    const started = numberEvent({ turnId, seq: 1, at: clock.now().toISOString(), body: startedBody });
     const admissionRequest: AdmissionRequest = {
       turn: {
         record: {
@@ -219,6 +230,7 @@ export class TurnService {
         ...(plan.task === undefined ? {} : { task: plan.task }),
       },
       now: () => clock.now().toISOString(),
+      startedEvent: started.stored,
       ...(claim === undefined ? {} : { idempotency: claim }),
       ...(takesAgent ? { agent: { mode: request.multitask === 'reject' || request.multitask === 'interrupt' ? request.multitask : 'enqueue', queueLimit: config.limits.agentQueueLimit } } : {}),
     };
@@ -227,7 +239,17 @@ export class TurnService {
     if (admission.kind === 'key_reused') throw idempotencyKeyReused(admission.turnId);
     if (admission.kind === 'busy') throw agentBusy({ agentId: request.agent.id, reason: admission.reason, queueLimit: config.limits.agentQueueLimit });
 
-    const run = new TurnRun({ id: turnId, agentId: request.agent.id, kind: request.kind, store, clock, logger: turnLogger, releasesAgent: takesAgent });
+    const startedStored = admission.kind === 'running';
+    const run = new TurnRun({
+      id: turnId,
+      agentId: request.agent.id,
+      kind: request.kind,
+      store,
+      clock,
+      logger: turnLogger,
+      releasesAgent: takesAgent,
+      ...(startedStored ? { history: [started] } : {}),
+    });
     this.#runs.set(turnId, run);
     const limits = request.limits ?? {};
     const approvals = this.#approvals.forTurn({ run, request });
@@ -241,14 +263,7 @@ export class TurnService {
       clock,
     });
     const start = async (): Promise<void> => {
-      run.emit({
-        type: 'turn.started',
-        agentId: request.agent.id,
-        kind: request.kind,
-        model: plan.model.model,
-        tools: plan.tools.map((tool) => tool.name),
-        unavailableSources: [...plan.unavailable],
-      });
+      if (!startedStored) run.emit(startedBody);
       await driveTurn({
         ...(approvals === undefined ? {} : { approvals }),
         run,

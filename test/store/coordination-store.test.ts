@@ -142,6 +142,16 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
     expect(await promote(store, 't2')).toBe('promoted');
   });
 
+  it('stores the first event with an admission that starts the turn, and not with one that queues it', async () => {
+    const started = (turnId: string) => ({ seq: 1, type: 'turn.started', json: JSON.stringify({ type: 'turn.started', turnId, seq: 1 }) });
+    expect(await store.admitTurn({ ...enqueue('t1'), startedEvent: started('t1') })).toEqual({ kind: 'running' });
+    expect(await store.admitTurn({ ...enqueue('t2'), startedEvent: started('t2') })).toMatchObject({ kind: 'queued' });
+    expect(await store.admitTurn({ turn: newTurn('alone', 'agent-2'), startedEvent: started('alone') })).toEqual({ kind: 'running' });
+    expect(await store.listEvents('t1', { afterSeq: 0, limit: 10 })).toEqual([started('t1')]);
+    expect(await store.listEvents('alone', { afterSeq: 0, limit: 10 })).toEqual([started('alone')]);
+    expect(await store.listEvents('t2', { afterSeq: 0, limit: 10 })).toEqual([]);
+  });
+
   it('keeps the first cancel request of a turn', async () => {
     await store.admitTurn(enqueue('t1'));
     await store.requestCancel({ turnId: 't1', reason: 'superseded', at: AT });
