@@ -143,7 +143,7 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
   });
 
   it('stores the first event with an admission that starts the turn, and not with one that queues it', async () => {
-    const started = (turnId: string) => ({ seq: 1, type: 'turn.started', json: JSON.stringify({ type: 'turn.started', turnId, seq: 1 }) });
+    const started = (turnId: string) => ({ seq: 1, type: 'turn.started' as const, json: JSON.stringify({ type: 'turn.started', turnId, seq: 1 }) });
     expect(await store.admitTurn({ ...enqueue('t1'), startedEvent: started('t1') })).toEqual({ kind: 'running' });
     expect(await store.admitTurn({ ...enqueue('t2'), startedEvent: started('t2') })).toMatchObject({ kind: 'queued' });
     expect(await store.admitTurn({ turn: newTurn('alone', 'agent-2'), startedEvent: started('alone') })).toEqual({ kind: 'running' });
