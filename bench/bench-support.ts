@@ -96,3 +96,28 @@ export function percentile(values: readonly number[], fraction: number): number 
 export function median(values: readonly number[]): number {
   return percentile(values, 0.5);
 }
+
+/**
+ * The compiled service (`dist/src/server.js`, as production runs it; the bench scripts build
+ * first) on a free port with the bench's settings: quiet logs, no model retries. `env` adds to
+ * or overrides them; `provider` points the service at a fake Responses server.
+ */
+export async function spawnService(options: {
+  readonly dataDir: string;
+  readonly providerUrl?: string;
+  readonly env?: Record<string, string>;
+  readonly nodeArgs?: readonly string[];
+  readonly runtime?: { readonly node: string; readonly appDir: string };
+}): Promise<{ readonly service: ChildProcess; readonly baseUrl: string }> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    DATA_DIR: options.dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    MODEL_MAX_RETRIES: '0',
+    MAX_CONCURRENT_TURNS: '1000',
+    ...(options.providerUrl === undefined ? {} : { OPENAI_BASE_URL: options.providerUrl, OPENAI_API_KEY: 'sk-bench' }),
+    ...options.env,
+  };
+  return { service: spawnNode('dist/src/server.js', [], env, options.nodeArgs, options.runtime), baseUrl: `http://127.0.0.1:${port}` };
+}

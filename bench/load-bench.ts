@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, benchStep, freePort, percentile, processCpuMs, spawnNode, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, benchStep, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 
 const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
 const MODEL_MS = Number(process.env['BENCH_LOAD_MODEL_MS'] ?? 2000);
@@ -37,17 +37,10 @@ export async function runLoadBench(): Promise<void> {
     await mkdir(home, { recursive: true });
     for (const file of BENCH_FILES) await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100)}`);
   }
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const service = spawnNode('dist/src/server.js', [], {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    OPENAI_BASE_URL: provider.baseUrl,
-    OPENAI_API_KEY: 'sk-bench',
-    MODEL_MAX_RETRIES: '0',
-    MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)),
-    WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`,
+  const { service, baseUrl } = await spawnService({
+    dataDir,
+    providerUrl: provider.baseUrl,
+    env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}` },
   });
   try {
     await waitForHealth(baseUrl);

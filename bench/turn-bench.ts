@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, freePort, median, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, median, processCpuMs, runConcurrently, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 import { benchRuntimes, type NodeRuntime } from './node-runtimes.js';
 
 const TURNS = Number(process.env['BENCH_TURNS'] ?? 200);
@@ -68,18 +68,7 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
       await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100 + index)}`);
     }
   }
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  // The compiled service, as production runs it (`npm run bench` builds first).
-  const service = spawnNode('dist/src/server.js', [], {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    OPENAI_BASE_URL: provider.baseUrl,
-    OPENAI_API_KEY: 'sk-bench',
-    MODEL_MAX_RETRIES: '0',
-    MAX_CONCURRENT_TURNS: '1000',
-  }, profileArgs(runtime, 'service'), runtime);
+  const { service, baseUrl } = await spawnService({ dataDir, providerUrl: provider.baseUrl, nodeArgs: profileArgs(runtime, 'service'), runtime });
   let plain: ChildProcess | undefined;
   try {
     await waitForHealth(baseUrl);

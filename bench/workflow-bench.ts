@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, processCpuMs, runConcurrently, spawnNode, waitForHealth } from './bench-support.js';
+import { processCpuMs, runConcurrently, spawnService, waitForHealth } from './bench-support.js';
 
 const TASKS = Number(process.env['BENCH_WORKFLOW_TASKS'] ?? 200);
 const RUNS = Number(process.env['BENCH_WORKFLOW_RUNS'] ?? 3);
@@ -21,16 +21,8 @@ interface StoredEvent {
 
 export async function runWorkflowBench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-workflow-bench-'));
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const service = spawnNode('dist/src/server.js', [], {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    MAX_CONCURRENT_TURNS: '1000',
-    WORKFLOW_TASKS_PER_AGENT: '32',
-    WORKFLOW_TASK_SLOTS: '32',
-  });
+  const { service, baseUrl } = await spawnService({ dataDir, env: { WORKFLOW_TASKS_PER_AGENT: '32', WORKFLOW_TASK_SLOTS: '32' } });
+
   try {
     await waitForHealth(baseUrl);
     const plainBody = JSON.stringify({ agent: { id: 'plain' }, input: 'hi', model: { script: [{ text: 'hello' }] } });

@@ -1,5 +1,5 @@
-import { constants, lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
-import { chown, mkdir, open } from 'node:fs/promises';
+import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HomePathError } from '../home-path-error.js';
 import { FolderDescriptor, HomeFolder } from './home-folder.js';
@@ -264,9 +264,4 @@ async function lstatOrUndefined(entry: string): Promise<Stats | undefined> {
 
 function isSwapError(error: unknown): boolean {
   return error instanceof Error && 'code' in error && (error.code === 'ELOOP' || error.code === 'ENOTDIR' || error.code === 'ENOENT');
-}
-
-/** Opens a file of the home for reading through its parent's descriptor, never through a link. */
-export function openEntryForReading(entry: string): ReturnType<typeof open> {
-  return open(entry, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 }
