@@ -10,7 +10,8 @@
  *    together, and the time until each turn's model request is closed at the provider, and
  *    until each of its running tools' requests is closed (two `web_fetch` calls per turn,
  *    held open by a server here), is printed as p50 / p99 / max. Both ends are timed on this
- *    process's clock.
+ *    process's clock. Beside them, the floor: the same clients leaving requests held by that
+ *    server directly, with no service between.
  */
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +26,8 @@ const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
 const MODEL_MS = Number(process.env['BENCH_LOAD_MODEL_MS'] ?? 2000);
 const ABORT_TURNS = Number(process.env['BENCH_ABORT_TURNS'] ?? 200);
 const WARMUP_ABORTS = 20;
+/** Extra Node options for the service (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it under the load). */
+const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
 const RSS_TARGET_KB = 100;
 const ABORT_TARGET_MS = 50;
 
@@ -41,6 +44,7 @@ export async function runLoadBench(): Promise<void> {
     dataDir,
     providerUrl: provider.baseUrl,
     env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}` },
+    nodeArgs: SERVICE_NODE_ARGS,
   });
   try {
     await waitForHealth(baseUrl);
@@ -114,6 +118,17 @@ export async function runLoadBench(): Promise<void> {
     };
     await toolAborts(WARMUP_ABORTS);
     const toolAbort = await toolAborts(ABORT_TURNS);
+    // The floor: the same clients leaving the holding server itself, with no service between.
+    const heldBefore = held.arrived();
+    const floor = await disconnectAll({
+      clients,
+      baseUrl,
+      servicePid: pid,
+      count: ABORT_TURNS,
+      start: (label) => ({ label, url: `http://127.0.0.1:${held.port}/floor/${label}` }),
+      ready: () => held.arrived() - heldBefore >= ABORT_TURNS,
+      ends: (label) => [held.closed(`/floor/${label}`)],
+    });
     clients.close();
     console.log(`\nclient disconnect → abort, ${ABORT_TURNS} turns leaving at once (target p99 < ${ABORT_TARGET_MS} ms):`);
     for (const [what, latencies] of [
@@ -123,6 +138,7 @@ export async function runLoadBench(): Promise<void> {
       const p99 = percentile(latencies, 0.99);
       console.log(`  ${what}: p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms${p99 < ABORT_TARGET_MS ? '' : ' ✗'}`);
     }
+    console.log(`  floor, the same clients leaving a held request with no service between: p50 ${percentile(floor, 0.5).toFixed(1)} ms, p99 ${percentile(floor, 0.99).toFixed(1)} ms`);
   } finally {
     service.kill('SIGTERM');
     if (service.exitCode === null && service.signalCode === null) await once(service, 'exit');
@@ -167,12 +183,15 @@ async function disconnectAll(options: {
   /** The service's pid: the clients leave once it has gone quiet (every turn waiting, nothing left to do). */
   servicePid: number;
   count: number;
+  /** What each client asks for: a streaming turn by default. */
+  start?: (label: string) => { label: string; body?: string; url?: string };
   ready: () => boolean;
   ends: (label: string) => Promise<number>[];
 }): Promise<number[]> {
   const run = Date.now().toString(36);
   const labels = Array.from({ length: options.count }, (_, index) => `abort-${run}-${index}`);
-  await options.clients.send({ start: labels.map((label) => ({ label, body: turnBody(label, label, { web: true }) })) });
+  const start = options.start ?? ((label: string) => ({ label, body: turnBody(label, label, { web: true }) }));
+  await options.clients.send({ start: labels.map(start) });
   for (let waited = 0; !options.ready(); waited += 10) {
     if (waited > 60_000) throw new Error('the turns never got their work in flight');
     await new Promise((resolve) => setTimeout(resolve, 10));

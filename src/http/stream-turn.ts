@@ -29,9 +29,10 @@ export async function streamOwnTurn(options: { run: TurnRun; service: TurnServic
   const writer = new EventStreamWriter({ response: reply.raw, format: options.format, pingMs: options.pingMs, headers: { 'turn-id': run.id } });
   const controller = new AbortController();
   const stopWatching = onClientDeparture(options.departure, () => {
+    // The turn first: its abort closes the model request and the tools' sockets at once.
+    run.cancel('client_disconnected');
     writer.abandon();
     controller.abort();
-    run.cancel('client_disconnected');
   });
   try {
     await options.service.streamEvents({ turnId: run.id, afterSeq: 0, follow: true, signal: controller.signal, sink: writer });

@@ -42,8 +42,8 @@ export async function streamOwnTurnAsUiMessages(options: {
   }, options.pingMs);
   ping.unref();
   const leave = (): void => {
+    run.cancel('client_disconnected'); // first: its abort closes the model request and the tools' sockets
     following.abort();
-    run.cancel('client_disconnected');
   };
   if (options.departure.aborted) leave();
   else options.departure.addEventListener('abort', leave, { once: true });

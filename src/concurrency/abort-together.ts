@@ -1,0 +1,24 @@
+/**
+ * Aborts asked for during one turn of the event loop, run together in one callback.
+ *
+ * When hundreds of clients leave at once, each socket's `close` would abort its turn and then,
+ * before the next socket is even read, run that turn's whole unwinding: the model stream's and
+ * the tools' errors, the loop's last events, the store's final write — about four times the
+ * cost of the abort itself. The last client to leave then waits for every earlier turn's
+ * unwinding before its own model request is closed. Queued here instead, the departures read
+ * in one poll of the event loop are aborted in one synchronous loop (each abort closes its
+ * upstream sockets at once), and their unwinding follows.
+ *
+ * The cost is one `setImmediate`: an abort lands after the I/O callbacks already due, never
+ * later. Process-wide on purpose, like the event loop it schedules on.
+ */
+const queued: { readonly controller: AbortController; readonly reason: unknown }[] = [];
+
+export function abortTogether(controller: AbortController, reason: unknown): void {
+  queued.push({ controller, reason });
+  if (queued.length === 1) setImmediate(abortQueued);
+}
+
+function abortQueued(): void {
+  for (const { controller, reason } of queued.splice(0)) controller.abort(reason);
+}

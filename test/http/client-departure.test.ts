@@ -1,0 +1,84 @@
+import { once } from 'node:events';
+import { createServer, request, type ClientRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchClientDeparture } from '../../src/http/client-departure.js';
+
+/**
+ * A server whose every request is watched like POST /turns watches its own: each departure's
+ * abort listener notes `abort <n>`, and the unwinding it starts (here, one microtask, as a
+ * turn's is many) notes `unwind <n>`.
+ */
+async function startWatchingServer(log: string[]): Promise<{ server: Server; port: number; watched: () => number }> {
+  let count = 0;
+  const server = createServer((incoming, response) => {
+    const name = incoming.url?.slice(1) ?? '';
+    const departure = watchClientDeparture(response);
+    count += 1;
+    departure.addEventListener('abort', () => {
+      log.push(`abort ${name}`);
+      queueMicrotask(() => log.push(`unwind ${name}`));
+    });
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.flushHeaders();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, port: (server.address() as AddressInfo).port, watched: () => count };
+}
+
+function openStream(port: number, name: string): Promise<ClientRequest> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: '127.0.0.1', port, path: `/${name}` }, () => {
+      resolve(outgoing);
+    });
+    outgoing.on('error', (error) => {
+      if (!outgoing.destroyed) reject(error);
+    });
+    outgoing.end();
+  });
+}
+
+describe('watchClientDeparture', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    if (server !== undefined) await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  });
+
+  it('aborts every client that left in the same moment before any of their unwinding runs', async () => {
+    const log: string[] = [];
+    const started = await startWatchingServer(log);
+    server = started.server;
+    const names = ['a', 'b', 'c', 'd'];
+    const streams = await Promise.all(names.map((name) => openStream(started.port, name)));
+    expect(started.watched()).toBe(4);
+    // All four leave at once: their ends reach the server in one read of the event loop.
+    for (const stream of streams) stream.destroy();
+    for (let waited = 0; log.length < 8 && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    // In whatever order the kernel handed the ends over, but every abort before any unwinding.
+    expect(log.slice(0, 4).sort()).toEqual(names.map((name) => `abort ${name}`));
+    expect(log.slice(4).sort()).toEqual(names.map((name) => `unwind ${name}`));
+  });
+
+  it('aborts at once for a client that had already gone, and never for one whose answer was complete', async () => {
+    const response = { destroyed: true, socket: null } as unknown as Parameters<typeof watchClientDeparture>[0];
+    const signal = watchClientDeparture(response);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as Error).message).toBe('the client went away');
+
+    let finished: AbortSignal | undefined;
+    const quiet = createServer((_incoming, answer) => {
+      finished = watchClientDeparture(answer);
+      answer.end('done');
+    });
+    server = quiet;
+    quiet.listen(0, '127.0.0.1');
+    await once(quiet, 'listening');
+    const { port } = quiet.address() as AddressInfo;
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('done');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(finished?.aborted).toBe(false);
+  });
+});
