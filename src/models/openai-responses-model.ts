@@ -42,11 +42,6 @@ export interface OpenAIResponsesModelOptions {
 type AttemptOutcome = { readonly ok: true; readonly response: ModelResponse } | { readonly ok: false; readonly failure: ModelFailure };
 
 /**
- * A `ModelClient` over the OpenAI Responses API (or any server speaking it), streaming every
- * request. Retries are ours, not the SDK's: only we know whether text already reached the
- * user, after which a retry would repeat it.
- */
-/**
  * The SDK client for one provider: built once and shared by every turn (it holds no per-turn
  * state), so a turn does not pay for constructing it.
  */
@@ -69,6 +64,12 @@ export function createOpenAIClient(
     timeout: options.requestTimeoutMs,
     logLevel: 'warn',
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    // No redirects, no window: then fetch sends the request as it is. Otherwise it sends a clone,
+    // whose body is a tee of the original, and the untouched branch keeps a copy of the encoded
+    // body (tens of KB with a long conversation) buffered until the response ends — for every
+    // model call, the whole time it waits. A Responses endpoint does not redirect; one that did
+    // would have had a POST followed as a GET. It is now a failed request that says so.
+    fetchOptions: { redirect: 'error', window: null },
     logger: {
       error: (message) => { sdkLogger.error(redact(message)); },
       warn: (message) => { sdkLogger.warn(redact(message)); },
@@ -78,6 +79,11 @@ export function createOpenAIClient(
   });
 }
 
+/**
+ * A `ModelClient` over the OpenAI Responses API (or any server speaking it), streaming every
+ * request. Retries are ours, not the SDK's: only we know whether text already reached the
+ * user, after which a retry would repeat it.
+ */
 export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions): ModelClient {
   const { apiKey, model, maxRetries, requestTimeoutMs, logger } = options;
   const sleep = options.sleep ?? sleepWithSignal;

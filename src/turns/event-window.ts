@@ -15,13 +15,16 @@ export function numberEvent(options: { readonly turnId: string; readonly seq: nu
   return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
 }
 
-const MAX_EVENTS = 512;
-const MAX_JSON_CHARS = 1024 * 1024;
+const MAX_EVENTS = 64;
+const MAX_JSON_CHARS = 16 * 1024;
 
 /**
- * The most recent delivered events of a running turn, bounded by count and by size, so a
- * long turn does not live in memory: live listeners that are caught up are served from here,
- * everyone else from the store.
+ * The most recent delivered events of a running turn, bounded by count and by size (the last
+ * event is always kept), so a turn does not live in memory: a listener that has caught up with
+ * the store attaches here for what was delivered since its read, and everyone else reads the
+ * store. Small on purpose: the window only has to bridge a store read and an attach, or a
+ * consumer's short wait for its socket to drain, and every turn waiting on its model holds
+ * one (with 1 MiB, a turn of eight file reads kept ~40 KB of event text here while it waited).
  */
 export class EventWindow {
   readonly #entries: NumberedEvent[] = [];

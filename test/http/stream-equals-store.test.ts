@@ -168,7 +168,7 @@ describe('consumers that fall behind', () => {
     provider.enqueue({ text: tinyDeltas(1_500, 1_000), calls: [{ name: 'list_files', arguments: '{}' }] }, { text: ['done'], headersDelayMs: 500 });
     const owner = await openStream({ url: `${runtime.baseUrl}/turns`, body: { agent: { id: 'late-reader', tools: { computer: true } }, input: 'x', model: { name: 'gpt-5.1' } } });
     const turnId = String(owner.response.headers['turn-id']);
-    // Well over the in-memory window (512 events) before the reader arrives.
+    // Well over the in-memory window (64 events, 16 KiB) before the reader arrives.
     await owner.waitFor((message) => message.event === 'tool.completed', 30_000);
     const late = await openStream({ url: `${runtime.baseUrl}/turns/${turnId}/events`, method: 'GET' });
     await Promise.all([owner.ended, late.ended]);

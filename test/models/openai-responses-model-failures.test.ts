@@ -45,6 +45,17 @@ describe('OpenAI Responses model: provider failures', () => {
     expect(provider.requestCount).toBe(1);
   });
 
+  it('does not follow a redirect: the request fails, saying so, and nothing is sent again', async () => {
+    provider.enqueue({ status: 307, headers: { location: `${provider.baseUrl}/responses` } }, { text: 'must not be fetched' });
+    const { model } = createTestModel(provider, { maxRetries: 0 });
+
+    const error: unknown = await respondCollecting(model).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(ModelError);
+    expect((error as ModelError).message).toMatch(/redirect/i);
+    expect(provider.requestCount).toBe(1);
+  });
+
   it('refuses a function call item that has no name', async () => {
     provider.enqueue({ items: [{ id: 'fc_1', type: 'function_call', call_id: 'call_1', name: '', arguments: '{}', status: 'completed' }] });
     const { model } = createTestModel(provider);

@@ -23,7 +23,20 @@ describe('what is computed once for the same tools', () => {
     const second = turn();
     expect(second.json).toBe(first.json);
     expect(second.tools[1]).toBe(first.tools[1]);
-    expect(second.tools[0]).not.toBe(first.tools[0]);
+    // A per-turn tool is a new object each turn, but its definition is the same: shown as one shared object.
+    expect(second.tools[0]).toBe(first.tools[0]);
+    expect(second.tools).toBe(first.tools);
+    expect(Object.isFrozen(second.tools)).toBe(true);
+  });
+
+  it('shares a per-turn tool\'s definition only with tools of the same name, description and schema', () => {
+    const list = (tool: Parameters<typeof sampleTool>[0]) => createTurnToolCatalog({ tools: [sampleTool(tool)], toolSearchMode: 'emulated' }).providerTools();
+    const first = list({ name: 'todo', deferLoading: false });
+    expect(list({ name: 'todo', deferLoading: false }).tools[0]).toBe(first.tools[0]);
+    const described = list({ name: 'todo', deferLoading: false, description: 'Another description.' });
+    expect(described.tools[0]).not.toBe(first.tools[0]);
+    expect(described.tools[0]).toMatchObject({ name: 'todo', description: 'Another description.' });
+    expect(list({ name: 'todo2', deferLoading: false }).tools[0]).toMatchObject({ name: 'todo2' });
   });
 
   it('keeps what one turn loaded out of the next turn over the same memoised set', async () => {

@@ -4,6 +4,7 @@ import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { createToolSearchTool, TOOL_SEARCH_NAME } from './create-tool-search-tool.js';
 import { deferredToolSet, type DeferredToolSet } from './deferred-tool-set.js';
 import { hashedToolName } from './flatten-tool-name.js';
+import { sharedToolList } from './shared-tool-lists.js';
 import { functionDefinition, toolFacts, type ProviderDefinition } from './tool-facts.js';
 import { splitDeferred } from './split-deferred.js';
 
@@ -81,7 +82,11 @@ export function createEmulatedToolCatalog(options: { readonly tools: readonly Wo
     providerTools() {
       if (list?.version === version) return list;
       const definitions = visible().map((tool) => (tool === search?.tool ? search.definition : definition(tool)));
-      list = { tools: definitions.map((entry) => entry.object), json: `[${definitions.map((entry) => entry.json).join(',')}]`, version };
+      const shared = sharedToolList(
+        definitions.map((entry) => entry.object),
+        `[${definitions.map((entry) => entry.json).join(',')}]`,
+      );
+      list = { tools: shared.tools, json: shared.json, version };
       return list;
     },
   };

@@ -4,6 +4,7 @@ import { DuplicateToolError } from '../../loop/tool-map.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { deferredToolSet, groupNative } from './deferred-tool-set.js';
 import { observeNativeToolSearch } from './observe-native-tool-search.js';
+import { sharedToolList } from './shared-tool-lists.js';
 import { splitDeferred } from './split-deferred.js';
 import { toolFacts } from './tool-facts.js';
 
@@ -55,13 +56,12 @@ export function createNativeToolCatalog(options: { readonly tools: readonly Work
       objects.push(TOOL_SEARCH_OBJECT);
       texts.push(TOOL_SEARCH_JSON);
     }
-    list = { tools: objects, json: `[${texts.join(',')}]`, version: 1 };
+    list = { ...sharedToolList(objects, `[${texts.join(',')}]`), version: 1 };
   } else {
     const entries = groupNative(shown, namespaceDescriptions(shown));
     const shownJson = entries.map((entry) => `${entry.json},`).join('');
     list = {
-      tools: [...entries.map((entry) => entry.object), ...set.native.objects, TOOL_SEARCH_OBJECT],
-      json: `[${shownJson}${set.native.json},${TOOL_SEARCH_JSON}]`,
+      ...sharedToolList([...entries.map((entry) => entry.object), ...set.native.objects, TOOL_SEARCH_OBJECT], `[${shownJson}${set.native.json},${TOOL_SEARCH_JSON}]`),
       version: 1,
     };
   }

@@ -111,6 +111,10 @@ class MemoizedToolFacts implements ToolFacts {
  */
 export function functionDefinition(options: { readonly tool: WorkerAgentTool; readonly name: string; readonly deferLoading: boolean }): ProviderDefinition {
   const { tool } = options;
+  const key = `${options.name}\n${String(tool.strict)}\n${String(options.deferLoading)}\n${tool.description}`;
+  let shared = definitionMemo.get(tool.parameters);
+  const known = shared?.get(key);
+  if (known !== undefined) return known;
   const object: JsonObject = {
     type: 'function',
     name: options.name,
@@ -121,8 +125,23 @@ export function functionDefinition(options: { readonly tool: WorkerAgentTool; re
   };
   // Shared by every turn that shows the tool: frozen, so no caller can change another turn's request.
   Object.freeze(object);
-  return { object, json: JSON.stringify(object) };
+  const definition = { object, json: JSON.stringify(object) };
+  if (shared === undefined) definitionMemo.set(tool.parameters, (shared = new Map<string, ProviderDefinition>()));
+  if (shared.size >= MAX_DEFINITIONS_PER_SCHEMA) shared.clear();
+  shared.set(key, definition);
+  return definition;
 }
+
+/*
+ * Definitions by parameters object, then by what else goes into them. The per-tool memo above
+ * misses for tools made per turn (the computer tools close over the turn's home), but their
+ * `parameters` is the definition's own object (see defineWorkerTool), so the frozen definition
+ * and its JSON text are made once per definition and shared by every turn, not rebuilt and held
+ * per turn. Weak keys, a few entries each: a schema shared under many names or descriptions
+ * only starts its entries over.
+ */
+const definitionMemo = new WeakMap<JsonObject, Map<string, ProviderDefinition>>();
+const MAX_DEFINITIONS_PER_SCHEMA = 16;
 
 /** Property names of a parameters schema, nested objects and array items included, bounded. */
 function parameterNames(schema: JsonObject): string[] {

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { EventWindow, numberEvent } from '../../src/turns/event-window.js';
+
+const event = (seq: number, text = 'x') => numberEvent({ turnId: 'turn_w', seq, at: '2026-12-01T00:00:00.000Z', body: { type: 'message.delta', iteration: 1, delta: text } });
+
+describe('a running turn\'s event window', () => {
+  it('keeps the last 64 events, and says it no longer covers what it dropped', () => {
+    const window = new EventWindow();
+    for (let seq = 1; seq <= 100; seq += 1) window.push(event(seq));
+    expect(window.after(0).map((entry) => entry.event.seq)).toEqual(Array.from({ length: 64 }, (_, index) => 37 + index));
+    expect(window.covers(36)).toBe(true);
+    expect(window.covers(35)).toBe(false);
+    expect(window.covers(100)).toBe(true);
+  });
+
+  it('keeps at most 16 KiB of event text, but always the last event, however large', () => {
+    const window = new EventWindow();
+    for (let seq = 1; seq <= 10; seq += 1) window.push(event(seq, 'y'.repeat(3_000)));
+    const kept = window.after(0);
+    expect(kept.reduce((chars, entry) => chars + entry.stored.json.length, 0)).toBeLessThanOrEqual(16 * 1024);
+    expect(kept.at(-1)?.event.seq).toBe(10);
+    expect(kept.length).toBe(5);
+    window.push(event(11, 'z'.repeat(40_000)));
+    expect(window.after(0).map((entry) => entry.event.seq)).toEqual([11]);
+    expect(window.covers(10)).toBe(true);
+    expect(window.covers(9)).toBe(false);
+  });
+});
