@@ -10,7 +10,8 @@ import * as coordination from './kysely-coordination.js';
 import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
 import { SavedToolSets, type ToolSetWriter } from './saved-tool-sets.js';
-import { createSqliteEventAppender, type AppendEvents } from './sqlite-event-appender.js';
+import { createSqliteHotWrites, type SqliteHotWrites } from './sqlite-hot-writes.js';
+import { turnFinishColumns } from './turn-finish-columns.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
@@ -18,8 +19,8 @@ export class KyselyTurnStore implements TurnStore {
   readonly #db: Kysely<Database>;
   readonly brain: BrainStore;
   readonly approvals: KyselyApprovalStore;
-  /** SQLite's fast path for event batches; Kysely's insert otherwise. */
-  readonly #appendEvents: AppendEvents | undefined;
+  /** SQLite's fast path for event batches and a turn's end; Kysely's statements otherwise. */
+  readonly #hotWrites: SqliteHotWrites | undefined;
   /** Heartbeats and the orphan sweep: a pool of their own on PostgreSQL (see StoreDatabase.liveness). */
   readonly #liveness: Kysely<Database>;
   readonly #ownsLiveness: boolean;
@@ -29,7 +30,7 @@ export class KyselyTurnStore implements TurnStore {
     this.#db = db;
     this.#liveness = liveness ?? db;
     this.#ownsLiveness = liveness !== undefined;
-    this.#appendEvents = sqlite === undefined ? undefined : createSqliteEventAppender(db, sqlite);
+    this.#hotWrites = sqlite === undefined ? undefined : createSqliteHotWrites(db, sqlite);
     this.brain = createBrainStore(db);
     this.approvals = new KyselyApprovalStore(db);
   }
@@ -66,8 +67,8 @@ export class KyselyTurnStore implements TurnStore {
       if (progress !== undefined) await this.recordProgress(turnId, progress);
       return;
     }
-    if (this.#appendEvents !== undefined) {
-      await this.#appendEvents(turnId, events, progress);
+    if (this.#hotWrites !== undefined) {
+      await this.#hotWrites.appendEvents(turnId, events, progress);
       return;
     }
     // One multi-row INSERT is atomic on its own; a batch that takes several, or progress beside it, needs a transaction.
@@ -85,24 +86,14 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish, options: { readonly releaseAgent?: string } = {}): Promise<void> {
+    if (this.#hotWrites !== undefined) {
+      await this.#hotWrites.finishTurn(turnId, events, finish, options.releaseAgent);
+      return;
+    }
     await this.#db.transaction().execute(async (trx) => {
       await insertEvents(trx, turnId, events);
       if (options.releaseAgent !== undefined) await coordination.releaseAgentLease(trx, { agentId: options.releaseAgent, turnId });
-      await trx
-        .updateTable('turns')
-        .set({
-          status: finish.status,
-          finished_at: finish.finishedAt,
-          iterations: finish.iterations,
-          output: finish.output === null ? null : withoutNul(finish.output),
-          result_json: finish.result === undefined ? null : JSON.stringify(finish.result),
-          error_json: finish.error === null ? null : JSON.stringify(finish.error),
-          outcome: finish.outcome,
-          input_tokens: finish.usage.inputTokens,
-          output_tokens: finish.usage.outputTokens,
-        })
-        .where('id', '=', turnId)
-        .execute();
+      await trx.updateTable('turns').set(turnFinishColumns(finish)).where('id', '=', turnId).execute();
     });
   }
 
@@ -347,15 +338,6 @@ export async function insertEvents(db: Kysely<Database> | Transaction<Database>,
       .values(events.slice(start, start + EVENT_ROWS_PER_INSERT).map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
       .execute();
   }
-}
-
-/**
- * The model's text with NUL characters replaced: PostgreSQL text cannot hold U+0000, and one
- * would fail the whole finishing transaction, leaving the turn running. The terminal event
- * keeps the exact text (JSON escapes it); SQLite gets the same value, so both dialects agree.
- */
-function withoutNul(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD');
 }
 
 function toTurnRecord(row: TurnsTable): TurnRecord {

@@ -14,7 +14,7 @@ export interface StoreDatabase {
   readonly dialect: 'sqlite' | 'postgres';
   /** PostgreSQL: the schema `search_path` puts the tables in. */
   readonly schema: string | undefined;
-  /** SQLite: the database under Kysely, for the store's hot write (see sqlite-event-appender.ts). */
+  /** SQLite: the database under Kysely, for the store's hot write (see sqlite-hot-writes.ts). */
   readonly sqlite?: BetterSqlite3.Database;
   /**
    * PostgreSQL: connections of their own for the turns' heartbeats and the orphan sweep. In the

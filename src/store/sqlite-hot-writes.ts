@@ -1,0 +1,79 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from './database-schema.js';
+import { turnFinishColumns } from './turn-finish-columns.js';
+import type { StoredEvent, TurnFinish, TurnProgress } from './turn-store.js';
+
+/** The SQLite store's hot writes: those every turn makes, past the query builder. */
+export interface SqliteHotWrites {
+  /** A batch of a running turn's events, with its progress, in one transaction. */
+  appendEvents(turnId: string, events: readonly StoredEvent[], progress: TurnProgress | undefined): Promise<void>;
+  /** The turn's last events, its final record and (when asked) its agent's lease given back, in one transaction. */
+  finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish, releaseAgent: string | undefined): Promise<void>;
+}
+
+/**
+ * The writes a turn makes several times (its event batches) and once (its end), as statements
+ * prepared once and run in a synchronous better-sqlite3 transaction: a fraction of the cost of
+ * building, compiling and binding them in Kysely each time (its visitor walks four nodes per
+ * inserted row, and a transaction through it is several promise hops). Each runs while holding
+ * Kysely's one SQLite connection, so it never lands inside a Kysely transaction that another
+ * part has open across an await. The SQL is that of the Kysely path beside it
+ * (kysely-turn-store.ts), which PostgreSQL runs; the store tests run both.
+ */
+export function createSqliteHotWrites(db: Kysely<Database>, sqlite: BetterSqlite3.Database): SqliteHotWrites {
+  // Prepared on first use: the tables exist only once the store has migrated.
+  let prepared: ReturnType<typeof prepare> | undefined;
+  const prepare = () => {
+    const insertEvent = sqlite.prepare<[string, number, string, string]>('insert into "turn_events" ("turn_id", "seq", "type", "body") values (?, ?, ?, ?)');
+    const recordProgress = sqlite.prepare<[number, number, number, string]>(
+      `update "turns" set "iterations" = ?, "input_tokens" = ?, "output_tokens" = ? where "id" = ? and "status" = 'running'`,
+    );
+    const releaseLease = sqlite.prepare<[string, string]>('delete from "agent_leases" where "agent_id" = ? and "turn_id" = ?');
+    const recordFinish = sqlite.prepare<[string, string, number, string | null, string | null, string | null, string | null, number, number, string]>(
+      `update "turns" set "status" = ?, "finished_at" = ?, "iterations" = ?, "output" = ?, "result_json" = ?, "error_json" = ?, "outcome" = ?, "input_tokens" = ?, "output_tokens" = ? where "id" = ?`,
+    );
+    const insertEvents = (turnId: string, events: readonly StoredEvent[]) => {
+      for (const event of events) insertEvent.run(turnId, event.seq, event.type, event.json);
+    };
+    return {
+      append: sqlite.transaction((turnId: string, events: readonly StoredEvent[], progress: TurnProgress | undefined) => {
+        insertEvents(turnId, events);
+        if (progress !== undefined) recordProgress.run(progress.iterations, progress.usage.inputTokens, progress.usage.outputTokens, turnId);
+      }),
+      finish: sqlite.transaction((turnId: string, events: readonly StoredEvent[], finish: TurnFinish, releaseAgent: string | undefined) => {
+        insertEvents(turnId, events);
+        if (releaseAgent !== undefined) releaseLease.run(releaseAgent, turnId);
+        const columns = turnFinishColumns(finish);
+        recordFinish.run(
+          columns.status,
+          columns.finished_at,
+          columns.iterations,
+          columns.output,
+          columns.result_json,
+          columns.error_json,
+          columns.outcome,
+          columns.input_tokens,
+          columns.output_tokens,
+          turnId,
+        );
+      }),
+    };
+  };
+  const run = (write: (statements: ReturnType<typeof prepare>) => void): Promise<void> =>
+    db.connection().execute(() => {
+      prepared ??= prepare();
+      write(prepared);
+      return Promise.resolve();
+    });
+  return {
+    appendEvents: (turnId, events, progress) =>
+      run((statements) => {
+        statements.append(turnId, events, progress);
+      }),
+    finishTurn: (turnId, events, finish, releaseAgent) =>
+      run((statements) => {
+        statements.finish(turnId, events, finish, releaseAgent);
+      }),
+  };
+}
