@@ -252,8 +252,10 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
         () => (hostFailures += 1),
       );
     }, 100);
-    // The literal bomb needs bash (dash refuses ":" as a function name); the sleep keeps the namespace alive meanwhile.
-    const result = await box.run({ command: `bash -c ':(){ :|:& };:' ${marker}; sleep 30`, home, timeoutMs: 2_000, signal: never });
+    // The literal bomb needs bash (dash refuses ":" as a function name). The sleep keeps the
+    // namespace alive meanwhile; it starts first, and `wait` is a builtin, because once the bomb
+    // has used up the process limit nothing more can be forked.
+    const result = await box.run({ command: `sleep 30 & bash -c ':(){ :|:& };:' ${marker}; wait`, home, timeoutMs: 2_000, signal: never });
     clearInterval(sampler);
 
     expect(result.status).toBe('timed-out');
@@ -266,7 +268,7 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
 
   it('contains a fork bomb written for dash too', async () => {
     const marker = uniqueMarker('dashbomb');
-    const result = await box.run({ command: `b(){ b|b& }; b; sleep 30 # ${marker}`, home, timeoutMs: 1_500, signal: never });
+    const result = await box.run({ command: `sleep 30 & b(){ b|b& }; b; wait # ${marker}`, home, timeoutMs: 1_500, signal: never });
     expect(result.status).toBe('timed-out');
     expect(await eventually(async () => (await hostPidsWith(marker)).length === 0, 5_000)).toBe(true);
   });
