@@ -1,19 +1,14 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { CancelReason } from '../turns/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import type { Database } from './database-schema.js';
-import { insertEvents, insertNewTurn } from './kysely-turn-store.js';
+import { ENDED_STATUSES, type AdmissionQueries } from './admission-queries.js';
+import { insertNewTurn } from './kysely-turn-store.js';
 import type { SavedToolSets } from './saved-tool-sets.js';
 
 /** Queue priorities: an `interrupt` turn runs before turns that were merely enqueued. */
 const INTERRUPT_PRIORITY = 0;
 const ENQUEUE_PRIORITY = 1;
-/**
- * A lease is held while its turn has not ended: `running`, and any state a running turn may
- * pass through (a turn parked for approval still holds its agent).
- */
-const ENDED_STATUSES = ['completed', 'failed', 'cancelled', 'interrupted'];
-
 /** Carries a decision out of a transaction that must not commit. */
 class RolledBack extends Error {
   readonly admission: Admission;
@@ -30,15 +25,16 @@ class RolledBack extends Error {
  * lease (the agent's queue row is bumped first, which locks it on PostgreSQL, so admissions
  * of one agent are serialised and the queue limit holds).
  */
-export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest, savedToolSets: SavedToolSets): Promise<Admission> {
+export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest, savedToolSets: SavedToolSets, queries: AdmissionQueries): Promise<Admission> {
   const toolSets = savedToolSets.writer();
   try {
     const admission = await db.transaction().execute(async (trx): Promise<Admission> => {
       const { turn, idempotency, agent } = request;
       const heartbeatAt = request.now?.() ?? turn.record.createdAt;
       const startRunning = async (): Promise<Admission> => {
-        await insertNewTurn(trx, turn, toolSets, { status: 'running', heartbeatAt });
-        if (request.startedEvent !== undefined) await insertEvents(trx, turn.record.id, [request.startedEvent]);
+        await insertNewTurn(trx, turn, toolSets, queries, { status: 'running', heartbeatAt });
+        const started = request.startedEvent;
+        if (started !== undefined) await queries.insertEvent.run(trx, { turnId: turn.record.id, seq: started.seq, type: started.type, body: started.json });
         return { kind: 'running' };
       };
       if (idempotency !== undefined) {
@@ -60,18 +56,18 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest,
       }
       if (agent === undefined) return startRunning();
       const agentId = turn.record.agentId;
-      const seq = await bumpQueue(trx, agentId);
+      const seq = await bumpQueue(trx, queries, agentId);
       const priority = agent.mode === 'interrupt' ? INTERRUPT_PRIORITY : ENQUEUE_PRIORITY;
-      const holder = await leaseHolder(trx, agentId);
-      const ahead = await queuedAhead(trx, { agentId, priority, seq });
+      const holder = await leaseHolder(trx, queries, agentId);
+      const ahead = await queuedAhead(trx, queries, { agentId, priority, seq });
       if (holder === undefined && ahead === 0) {
-        await takeLease(trx, { agentId, turnId: turn.record.id, owner: turn.owner, now: turn.record.createdAt });
+        await queries.takeLease.run(trx, { agentId, turnId: turn.record.id, owner: turn.owner, takenAt: turn.record.createdAt });
         return startRunning();
       }
       const queued = await countQueued(trx, agentId);
       if (agent.mode === 'reject') throw new RolledBack({ kind: 'busy', reason: 'running', queued });
       if (agent.mode === 'enqueue' && queued >= agent.queueLimit) throw new RolledBack({ kind: 'busy', reason: 'queue_full', queued });
-      await insertNewTurn(trx, turn, toolSets, { status: 'queued', priority, seq, heartbeatAt });
+      await insertNewTurn(trx, turn, toolSets, queries, { status: 'queued', priority, seq, heartbeatAt });
       return { kind: 'queued', position: ahead + 1, holderTurnId: holder };
     });
     toolSets.committed();
@@ -82,7 +78,7 @@ export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest,
   }
 }
 
-export async function promoteQueuedTurn(db: Kysely<Database>, options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
+export async function promoteQueuedTurn(db: Kysely<Database>, options: { turnId: string; agentId: string; owner: string; now: string }, queries: AdmissionQueries): Promise<Promotion> {
   // A cheap read first: most wake-ups find the agent still busy, and need not lock anything.
   const busy = await db
     .selectFrom('agent_leases')
@@ -93,13 +89,13 @@ export async function promoteQueuedTurn(db: Kysely<Database>, options: { turnId:
     .executeTakeFirst();
   if (busy !== undefined && busy.turn_id !== options.turnId) return 'waiting';
   return db.transaction().execute(async (trx): Promise<Promotion> => {
-    await bumpQueue(trx, options.agentId);
+    await bumpQueue(trx, queries, options.agentId);
     const turn = await trx.selectFrom('turns').select(['status', 'queue_priority', 'queue_seq']).where('id', '=', options.turnId).executeTakeFirst();
     if (turn?.status !== 'queued') return 'gone';
-    if ((await leaseHolder(trx, options.agentId)) !== undefined) return 'waiting';
-    const ahead = await queuedAhead(trx, { agentId: options.agentId, priority: turn.queue_priority ?? ENQUEUE_PRIORITY, seq: turn.queue_seq ?? 0 });
+    if ((await leaseHolder(trx, queries, options.agentId)) !== undefined) return 'waiting';
+    const ahead = await queuedAhead(trx, queries, { agentId: options.agentId, priority: turn.queue_priority ?? ENQUEUE_PRIORITY, seq: turn.queue_seq ?? 0 });
     if (ahead > 0) return 'waiting';
-    await takeLease(trx, options);
+    await queries.takeLease.run(trx, { agentId: options.agentId, turnId: options.turnId, owner: options.owner, takenAt: options.now });
     await trx.updateTable('turns').set({ status: 'running', heartbeat_at: options.now }).where('id', '=', options.turnId).execute();
     return 'promoted';
   });
@@ -134,24 +130,15 @@ export async function listCancelRequests(db: Kysely<Database>, turnIds: readonly
 }
 
 /** Bumps the agent's queue counter and returns the new value; on PostgreSQL this locks the row until commit. */
-async function bumpQueue(trx: Transaction<Database>, agentId: string): Promise<number> {
-  const row = await trx
-    .insertInto('agent_queues')
-    .values({ agent_id: agentId, next_seq: 1 })
-    .onConflict((conflict) => conflict.column('agent_id').doUpdateSet({ next_seq: sql<number>`agent_queues.next_seq + 1` }))
-    .returning('next_seq')
-    .executeTakeFirstOrThrow();
+async function bumpQueue(trx: Transaction<Database>, queries: AdmissionQueries, agentId: string): Promise<number> {
+  const row = await queries.bumpQueue.first(trx, { agentId });
+  if (row === undefined) throw new Error(`the queue counter of agent ${agentId} was not returned`);
   return row.next_seq;
 }
 
 /** The turn holding the agent, if it is still running; a lease left by a turn that ended is dropped. */
-async function leaseHolder(trx: Transaction<Database>, agentId: string): Promise<string | undefined> {
-  const lease = await trx
-    .selectFrom('agent_leases')
-    .leftJoin('turns', 'turns.id', 'agent_leases.turn_id')
-    .select(['agent_leases.turn_id as turn_id', 'turns.status as status'])
-    .where('agent_leases.agent_id', '=', agentId)
-    .executeTakeFirst();
+async function leaseHolder(trx: Transaction<Database>, queries: AdmissionQueries, agentId: string): Promise<string | undefined> {
+  const lease = await queries.lease.first(trx, { agentId });
   if (lease === undefined) return undefined;
   if (lease.status !== null && !ENDED_STATUSES.includes(lease.status)) return lease.turn_id;
   // Its turn ended without giving the agent back (its process died and was swept): take it over.
@@ -159,21 +146,9 @@ async function leaseHolder(trx: Transaction<Database>, agentId: string): Promise
   return undefined;
 }
 
-async function takeLease(trx: Transaction<Database>, options: { agentId: string; turnId: string; owner: string; now: string }): Promise<void> {
-  await trx.insertInto('agent_leases').values({ agent_id: options.agentId, turn_id: options.turnId, owner: options.owner, taken_at: options.now }).execute();
-}
-
-async function queuedAhead(trx: Transaction<Database>, options: { agentId: string; priority: number; seq: number }): Promise<number> {
-  const row = await trx
-    .selectFrom('turns')
-    .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .where('agent_id', '=', options.agentId)
-    .where('status', '=', 'queued')
-    .where((eb) =>
-      eb.or([eb('queue_priority', '<', options.priority), eb.and([eb('queue_priority', '=', options.priority), eb('queue_seq', '<', options.seq)])]),
-    )
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+async function queuedAhead(trx: Transaction<Database>, queries: AdmissionQueries, options: { agentId: string; priority: number; seq: number }): Promise<number> {
+  const row = await queries.queuedAhead.first(trx, options);
+  return Number(row?.count ?? 0);
 }
 
 async function countQueued(trx: Transaction<Database>, agentId: string): Promise<number> {

@@ -10,6 +10,7 @@ import * as coordination from './kysely-coordination.js';
 import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
 import { SavedToolSets, type ToolSetWriter } from './saved-tool-sets.js';
+import { AdmissionQueries } from './admission-queries.js';
 import { createSqliteHotWrites, type SqliteHotWrites } from './sqlite-hot-writes.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
@@ -25,6 +26,7 @@ export class KyselyTurnStore implements TurnStore {
   readonly #liveness: Kysely<Database>;
   readonly #ownsLiveness: boolean;
   readonly #toolSets = new SavedToolSets();
+  readonly #admission = new AdmissionQueries();
 
   private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined) {
     this.#db = db;
@@ -58,7 +60,7 @@ export class KyselyTurnStore implements TurnStore {
 
   async createTurn(turn: NewTurn): Promise<void> {
     const toolSets = this.#toolSets.writer();
-    await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn, toolSets));
+    await this.#db.transaction().execute((trx) => insertNewTurn(trx, turn, toolSets, this.#admission));
     toolSets.committed();
   }
 
@@ -236,11 +238,11 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   admitTurn(request: AdmissionRequest): Promise<Admission> {
-    return coordination.admitTurn(this.#db, request, this.#toolSets);
+    return coordination.admitTurn(this.#db, request, this.#toolSets, this.#admission);
   }
 
   promoteQueuedTurn(options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
-    return coordination.promoteQueuedTurn(this.#db, options);
+    return coordination.promoteQueuedTurn(this.#db, options, this.#admission);
   }
 
   releaseAgentLease(options: { agentId: string; turnId: string }): Promise<void> {
@@ -269,39 +271,36 @@ export class KyselyTurnStore implements TurnStore {
 }
 
 /** Inserts a new turn's record and what it was given; `placement` says whether it waits in its agent's queue. */
-export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, toolSets: ToolSetWriter, placement?: TurnPlacement): Promise<void> {
+export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, toolSets: ToolSetWriter, queries: AdmissionQueries, placement?: TurnPlacement): Promise<void> {
   const { record } = turn;
-  await trx
-    .insertInto('turns')
-    .values({
-      id: record.id,
-      agent_id: record.agentId,
-      kind: record.kind,
-      status: placement?.status ?? record.status,
-      model: record.model,
-      created_at: record.createdAt,
-      finished_at: null,
-      iterations: 0,
-      output: null,
-      result_json: null,
-      error_json: null,
-      outcome: null,
-      input_tokens: 0,
-      output_tokens: 0,
-      owner: turn.owner,
-      heartbeat_at: placement?.heartbeatAt ?? record.createdAt,
-      task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
-      queued_at: placement?.status === 'queued' ? record.createdAt : null,
-      queue_priority: placement?.priority ?? null,
-      queue_seq: placement?.seq ?? null,
-      background_job_id: record.backgroundJobId ?? null,
-      schedule_id: record.scheduleId ?? null,
-    })
-    .execute();
+  await queries.insertTurn.run(trx, {
+    id: record.id,
+    agent_id: record.agentId,
+    kind: record.kind,
+    status: placement?.status ?? record.status,
+    model: record.model,
+    created_at: record.createdAt,
+    finished_at: null,
+    iterations: 0,
+    output: null,
+    result_json: null,
+    error_json: null,
+    outcome: null,
+    input_tokens: 0,
+    output_tokens: 0,
+    owner: turn.owner,
+    heartbeat_at: placement?.heartbeatAt ?? record.createdAt,
+    task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
+    queued_at: placement?.status === 'queued' ? record.createdAt : null,
+    queue_priority: placement?.priority ?? null,
+    queue_seq: placement?.seq ?? null,
+    background_job_id: record.backgroundJobId ?? null,
+    schedule_id: record.scheduleId ?? null,
+  });
   const toolsHash = await toolSets.save(trx, turn.toolsJson);
   const providerHash = await toolSets.save(trx, turn.providerToolsJson);
-  await trx.insertInto('turn_tools').values({ turn_id: record.id, tools_hash: toolsHash, unavailable_json: turn.unavailableJson }).execute();
-  await trx.insertInto('turn_provider_tools').values({ turn_id: record.id, iteration: 1, tools_hash: providerHash }).execute();
+  await queries.insertTurnTools.run(trx, { turnId: record.id, toolsHash, unavailableJson: turn.unavailableJson });
+  await queries.insertProviderTools.run(trx, { turnId: record.id, iteration: 1, toolsHash: providerHash });
 }
 
 /** Where a new turn goes: straight to `running`, or into its agent's queue at (priority, seq). */

@@ -6,7 +6,43 @@ export const MAX_LINE_CHARS = 2000;
  * then the text. read_file and edit_file both use it so the model sees one format.
  */
 export function numberLine(lineNumber: number, text: string): string {
-  return `${String(lineNumber).padStart(6)}\t${text}`;
+  return linePrefix(lineNumber) + text;
+}
+
+/** `lines` numbered from `firstLine` (see numberLine), one per line: what read_file shows. */
+export function numberLines(lines: readonly string[], firstLine: number): string {
+  // One join over the parts: the text is copied once, with no string per numbered line.
+  const parts = new Array<string>(2 * lines.length);
+  for (let index = 0; index < lines.length; index += 1) {
+    parts[2 * index] = index === 0 ? linePrefix(firstLine) : followingLinePrefix(firstLine + index);
+    parts[2 * index + 1] = lines[index] ?? '';
+  }
+  return parts.join('');
+}
+
+/** The width of a line's number column: six, or more for a number of more digits. */
+export function lineNumberWidth(lineNumber: number): number {
+  return lineNumber < 1_000_000 ? 6 : String(lineNumber).length;
+}
+
+/*
+ * The number column and tab of the first lines, made once: every read shows line 1 onwards,
+ * and three strings per line (the number, its padding, the joined line) were a good share of
+ * what a read allocated.
+ */
+const CACHED_PREFIXES = 4096;
+const prefixes: string[] = [];
+const followingPrefixes: string[] = [];
+
+function linePrefix(lineNumber: number): string {
+  if (lineNumber >= CACHED_PREFIXES) return `${String(lineNumber).padStart(6)}\t`;
+  return (prefixes[lineNumber] ??= `${String(lineNumber).padStart(6)}\t`);
+}
+
+/** The line's prefix after the newline that ends the line before it. */
+function followingLinePrefix(lineNumber: number): string {
+  if (lineNumber >= CACHED_PREFIXES) return `\n${linePrefix(lineNumber)}`;
+  return (followingPrefixes[lineNumber] ??= `\n${linePrefix(lineNumber)}`);
 }
 
 /**

@@ -7,7 +7,7 @@ import { formatBytes } from '../../format/format-bytes.js';
 import { withAgentHomeLock } from './agent-home-lock.js';
 import type { FileToolOptions } from './file-tool-options.js';
 import { openHomePath } from './home-fs/open-home-path.js';
-import { numberLine } from './numbered-line.js';
+import { numberLines } from './numbered-line.js';
 import { openTextFile } from './open-text-file.js';
 import { readLineWindow, type LineWindow } from './read-line-window.js';
 
@@ -104,8 +104,7 @@ async function readPage(input: { home: string; params: ReadFileParams; signal: A
     );
   }
   const lastLine = firstLine + lines.length - 1;
-  const numbered = lines.map((line, index) => numberLine(firstLine + index, line));
-  let content = numbered.join('\n');
+  let content = numberLines(lines, firstLine);
   if (lastLine < totalLines) {
     const reason = stoppedForBytes ? `Output stopped at ${formatBytes(READ_FILE_MAX_OUTPUT_BYTES)}. ` : '';
     content +=

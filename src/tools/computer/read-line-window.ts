@@ -1,4 +1,4 @@
-import { cutLongLine, MAX_LINE_CHARS } from './numbered-line.js';
+import { cutLongLine, lineNumberWidth, MAX_LINE_CHARS } from './numbered-line.js';
 
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
@@ -60,7 +60,7 @@ export async function readLineWindow(options: {
       const kept = current.length > length ? current.slice(0, length) : current;
       const { text, cut } = cutLongLine(kept, length);
       // The number column, the tab and the newline: see numberLine.
-      const bytes = Buffer.byteLength(text) + Math.max(6, String(lineNumber).length) + 2;
+      const bytes = Buffer.byteLength(text) + lineNumberWidth(lineNumber) + 2;
       if (lines.length > 0 && outputBytes + bytes > maxOutputBytes) {
         state.done = true;
         state.stoppedForBytes = true;
