@@ -1,3 +1,4 @@
+import { onePerLoopTurn } from '../concurrency/one-per-loop-turn.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { retryStoreWrite } from '../store/retry-store-write.js';
@@ -178,6 +179,10 @@ export class TurnRun {
   async finish(body: TurnEventBody, finish: Omit<TurnFinish, 'finishedAt'>): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
+    // Cancelled turns often end together (a crowd of clients leaving): their endings are stored
+    // one per turn of the event loop, so that the aborts of turns still to be cancelled are not
+    // held up behind all of them.
+    if (this.#cancelReason !== undefined) await onePerLoopTurn();
     await this.#flushing;
     if (this.#storeFailure !== undefined) {
       this.#pending = [];
