@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './database-schema.js';
+import { SqliteWriteGroup } from './sqlite-write-group.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
 import type { StoredEvent, TurnFinish, TurnProgress } from './turn-store.js';
 
@@ -14,12 +15,12 @@ export interface SqliteHotWrites {
 
 /**
  * The writes a turn makes several times (its event batches) and once (its end), as statements
- * prepared once and run in a synchronous better-sqlite3 transaction: a fraction of the cost of
- * building, compiling and binding them in Kysely each time (its visitor walks four nodes per
- * inserted row, and a transaction through it is several promise hops). Each runs while holding
- * Kysely's one SQLite connection, so it never lands inside a Kysely transaction that another
- * part has open across an await. The SQL is that of the Kysely path beside it
- * (kysely-turn-store.ts), which PostgreSQL runs; the store tests run both.
+ * prepared once and run synchronously by better-sqlite3: a fraction of the cost of building,
+ * compiling and binding them in Kysely each time (its visitor walks four nodes per inserted row,
+ * and a transaction through it is several promise hops). Each is one savepoint of a group
+ * commit (SqliteWriteGroup): what several turns write at the same moment is committed once. The
+ * SQL is that of the Kysely path beside it (kysely-turn-store.ts), which PostgreSQL runs; the
+ * store tests run both.
  */
 export function createSqliteHotWrites(db: Kysely<Database>, sqlite: BetterSqlite3.Database): SqliteHotWrites {
   // Prepared on first use: the tables exist only once the store has migrated.
@@ -37,11 +38,11 @@ export function createSqliteHotWrites(db: Kysely<Database>, sqlite: BetterSqlite
       for (const event of events) insertEvent.run(turnId, event.seq, event.type, event.json);
     };
     return {
-      append: sqlite.transaction((turnId: string, events: readonly StoredEvent[], progress: TurnProgress | undefined) => {
+      append: (turnId: string, events: readonly StoredEvent[], progress: TurnProgress | undefined) => {
         insertEvents(turnId, events);
         if (progress !== undefined) recordProgress.run(progress.iterations, progress.usage.inputTokens, progress.usage.outputTokens, turnId);
-      }),
-      finish: sqlite.transaction((turnId: string, events: readonly StoredEvent[], finish: TurnFinish, releaseAgent: string | undefined) => {
+      },
+      finish: (turnId: string, events: readonly StoredEvent[], finish: TurnFinish, releaseAgent: string | undefined) => {
         insertEvents(turnId, events);
         if (releaseAgent !== undefined) releaseLease.run(releaseAgent, turnId);
         const columns = turnFinishColumns(finish);
@@ -57,14 +58,14 @@ export function createSqliteHotWrites(db: Kysely<Database>, sqlite: BetterSqlite
           columns.output_tokens,
           turnId,
         );
-      }),
+      },
     };
   };
+  const group = new SqliteWriteGroup(db, sqlite);
   const run = (write: (statements: ReturnType<typeof prepare>) => void): Promise<void> =>
-    db.connection().execute(() => {
+    group.run(() => {
       prepared ??= prepare();
       write(prepared);
-      return Promise.resolve();
     });
   return {
     appendEvents: (turnId, events, progress) =>
