@@ -29,7 +29,13 @@ export function classifyModelFailure(error: unknown, options: ClassifyModelFailu
     return { error: new ModelError('the model request timed out before the provider answered', { cause: error }), retryable: !outputForwarded };
   }
   if (error instanceof APIConnectionError) {
-    const message = `could not reach the model provider: ${redact(describeCauses(error.cause))}`;
+    const causes = describeCauses(error.cause);
+    if (REDIRECT_REFUSED.test(causes)) {
+      // Requests are sent with `redirect: 'error'` (see createOpenAIClient): asking again gets the same redirect.
+      const message = `the model provider answered with a redirect, which is not followed: point the base URL at the Responses endpoint itself (${redact(causes)})`;
+      return { error: new ModelError(message, { cause: error }), retryable: false };
+    }
+    const message = `could not reach the model provider: ${redact(causes)}`;
     return { error: new ModelError(message, { cause: error }), retryable: !outputForwarded };
   }
   if (isApiError(error) && typeof error.status === 'number') {
@@ -51,6 +57,9 @@ export function classifyModelFailure(error: unknown, options: ClassifyModelFailu
   const message = `the model stream ${what}${when}: ${redact(describeCauses(error))}`;
   return { error: new ModelError(message, { cause: error }), retryable: !outputForwarded };
 }
+
+/** What fetch says of a redirect answer to a request sent with `redirect: 'error'` (undici's words, on Node 20 and 24). */
+const REDIRECT_REFUSED = /unexpected redirect/i;
 
 /** Narrows to `APIError` with its declared field types (`instanceof` yields `any` generics). */
 function isApiError(error: unknown): error is APIError {

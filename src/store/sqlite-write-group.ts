@@ -24,12 +24,30 @@ interface QueuedWrite {
  */
 export class SqliteWriteGroup {
   readonly #db: Kysely<Database>;
-  readonly #sqlite: BetterSqlite3.Database;
+  /**
+   * better-sqlite3 transaction functions, their statements prepared once: the group's
+   * transaction, and each write's, which run inside it becomes a savepoint (rolled back alone
+   * when the write throws).
+   */
+  readonly #commitGroup: BetterSqlite3.Transaction<(group: readonly QueuedWrite[], failed: Map<QueuedWrite, unknown>) => void>;
   #queued: QueuedWrite[] = [];
 
   constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database) {
     this.#db = db;
-    this.#sqlite = sqlite;
+    const inSavepoint = sqlite.transaction((write: () => void) => {
+      write();
+    });
+    this.#commitGroup = sqlite.transaction((group: readonly QueuedWrite[], failed: Map<QueuedWrite, unknown>) => {
+      for (const queued of group) {
+        try {
+          inSavepoint(queued.write);
+        } catch (error) {
+          // The transaction goes on without this write, unless SQLite has ended it.
+          if (!sqlite.inTransaction) throw error;
+          failed.set(queued, error);
+        }
+      }
+    });
   }
 
   /** Runs `write` (synchronous better-sqlite3 calls) in the next group; resolves once it is committed. */
@@ -50,21 +68,7 @@ export class SqliteWriteGroup {
     const failed = new Map<QueuedWrite, unknown>();
     try {
       await this.#db.connection().execute(() => {
-        this.#sqlite.transaction(() => {
-          for (const queued of group) {
-            this.#sqlite.exec('savepoint hot_write');
-            try {
-              queued.write();
-              this.#sqlite.exec('release hot_write');
-            } catch (error) {
-              // The transaction goes on without this write, unless SQLite has ended it.
-              if (!this.#sqlite.inTransaction) throw error;
-              this.#sqlite.exec('rollback to hot_write');
-              this.#sqlite.exec('release hot_write');
-              failed.set(queued, error);
-            }
-          }
-        })();
+        this.#commitGroup(group, failed);
         // Settled here, still holding the connection: a writer's next step (a turn delivering its
         // end, giving its slot back) is queued before anyone else can read what was committed.
         for (const queued of group) {

@@ -1,6 +1,6 @@
-import { onePerLoopTurn } from '../concurrency/one-per-loop-turn.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { onePerLoopTurn } from '../concurrency/one-per-loop-turn.js';
 import { retryStoreWrite } from '../store/retry-store-write.js';
 import type { StoredEvent, TurnFinish, TurnProgress, TurnStore } from '../store/turn-store.js';
 import { DeltaCoalescer } from './delta-coalescer.js';

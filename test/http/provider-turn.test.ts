@@ -103,6 +103,16 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
     expect(JSON.stringify(body)).not.toContain('sk-test-secret');
   });
 
+  it('fails the turn when the provider redirects, without following the POST anywhere', async () => {
+    const before = provider.requests.length;
+    provider.enqueue({ status: 307, headers: { location: `${provider.baseUrl}/responses` } });
+    const body = await runTurn(runtime, { input: 'hi' });
+    expect(body).toMatchObject({ status: 'failed', error: { code: 'model_error' } });
+    expect(JSON.stringify(body.error)).toMatch(/answered with a redirect, which is not followed/);
+    // Not retried (MODEL_MAX_RETRIES is 1 here), and the redirect's target was never asked.
+    expect(provider.requests.length - before).toBe(1);
+  });
+
   it('aborts the provider request within moments when the client disconnects mid-stream', async () => {
     const disconnectsBefore = provider.disconnects.length;
     provider.enqueue({ text: ['Thinking', ' very', ' slowly'], hang: true });
