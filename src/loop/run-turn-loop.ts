@@ -142,6 +142,7 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
           ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
           input: conversation,
           tools: providerTools.tools,
+          toolsJson: providerTools.json,
           toolChoice,
         },
         {

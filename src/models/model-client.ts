@@ -59,6 +59,8 @@ export interface ModelRequest {
   readonly input: readonly ConversationItem[];
   /** Provider tool definitions, sent exactly as given. */
   readonly tools: readonly JsonObject[];
+  /** `tools` as JSON text, when the caller already has it (the catalog does): sent as it is. */
+  readonly toolsJson?: string;
   /** `none` forbids tool calls (the final summary request). */
   readonly toolChoice: 'auto' | 'none';
 }

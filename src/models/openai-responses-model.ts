@@ -1,7 +1,7 @@
 import OpenAI, { APIError } from 'openai';
-import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
 import type { Logger } from 'pino';
-import { isJsonObject, type JsonObject } from '../json.js';
+import { isJsonObject } from '../json.js';
+import { encodeResponsesRequest } from './encode-responses-request.js';
 import { classifyModelFailure, type ModelFailure } from './classify-model-failure.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
@@ -10,7 +10,6 @@ import { readServerSentEvents, type ServerSentMessage } from './read-server-sent
 import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
 import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
 import { toModelResponse } from './to-model-response.js';
-import { toResponsesInput } from './to-responses-input.js';
 
 export interface OpenAIResponsesModelOptions {
   readonly apiKey: string;
@@ -92,7 +91,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   const redact = (text: string): string => redactSecret(text, apiKey);
   const client = options.client ?? createOpenAIClient(options);
 
-  const runAttempt = async (body: ResponseCreateParamsStreaming, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
+  const runAttempt = async (body: Uint8Array, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
     const turnSignal = call.signal;
     const controller = new AbortController();
     const abortFromTurn = (): void => { controller.abort(turnSignal.reason); };
@@ -106,9 +105,11 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     const accumulator = createResponseStreamAccumulator();
     let listenerFailure: { readonly error: unknown } | undefined;
     try {
-      // The SDK builds and sends the request and turns a refusal into its APIError; the
-      // event stream is read here (see readServerSentEvents for why).
-      const response = await client.responses.create(body, { signal: controller.signal }).asResponse();
+      // The SDK sends the request (the body as encoded here) and turns a refusal into its
+      // APIError; the event stream is read here (see readServerSentEvents for why).
+      const response = await client
+        .post('/responses', { body, headers: { 'content-type': 'application/json' }, signal: controller.signal, stream: true })
+        .asResponse();
       if (response.body === null) throw new ModelError('the provider answered the stream request without a body');
       for await (const messages of readServerSentEvents(response.body)) {
         idleTimer.refresh();
@@ -160,7 +161,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   };
 
   const respond = async (request: ModelRequest, call: ModelCallOptions): Promise<ModelResponse> => {
-    const body = requestBody({ model, request, includeEncryptedReasoning });
+    const body = encodeResponsesRequest({ model, request, includeEncryptedReasoning });
     const progress = { outputForwarded: false };
     for (let attempt = 1; ; attempt += 1) {
       call.signal.throwIfAborted();
@@ -175,28 +176,6 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   };
 
   return { model, respond };
-}
-
-/**
- * The request body. `tools` is the caller's array itself, so the provider receives the
- * definitions exactly as built. Our items and tools are the documented wire shapes, but the
- * SDK's types are narrower than what the API accepts (ids and annotations marked required,
- * tool unions that do not list namespaces), hence the one cast.
- */
-function requestBody(options: { model: string; request: ModelRequest; includeEncryptedReasoning: boolean }): ResponseCreateParamsStreaming {
-  const { model, request } = options;
-  const body: JsonObject = {
-    model,
-    ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
-    input: toResponsesInput(request.input),
-    tools: request.tools as JsonObject[],
-    // Tool settings only with tools: some compatible servers refuse them on a tool-less request.
-    ...(request.tools.length === 0 ? {} : { tool_choice: request.toolChoice, parallel_tool_calls: true }),
-    store: false,
-    stream: true,
-    ...(options.includeEncryptedReasoning ? { include: ['reasoning.encrypted_content'] } : {}),
-  };
-  return body as unknown as ResponseCreateParamsStreaming;
 }
 
 /**

@@ -59,6 +59,20 @@ describe('OpenAI Responses model: the request it sends', () => {
     expect(JSON.stringify(tools)).toBe(before);
   });
 
+  it('sends the catalog\'s own text of the tool list as it is, and the whole body as UTF-8 JSON', async () => {
+    const { model } = createTestModel(provider);
+    // The same definitions in another spelling: the text given is what goes out, not a re-serialisation.
+    const toolsJson = JSON.stringify(tools, null, 1);
+
+    await respondCollecting(model, { input: [{ type: 'message', role: 'user', content: 'grüß dich \u{1F44B}' }], tools, toolsJson, toolChoice: 'auto' });
+
+    const [request] = provider.requests;
+    expect(request!.rawBody).toContain(`"tools":${toolsJson}`);
+    expect(request!.headers['content-type']).toBe('application/json');
+    expect(Number(request!.headers['content-length'])).toBe(Buffer.byteLength(request!.rawBody));
+    expect(request!.body.input).toEqual([{ type: 'message', role: 'user', content: 'grüß dich \u{1F44B}' }]);
+  });
+
   it('sends store:false, stream:true, parallel tool calls, the model, the instructions and the tool choice', async () => {
     const { model } = createTestModel(provider);
 
