@@ -16,6 +16,7 @@ import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { createObservability } from './observability/create-observability.js';
 import { createStoreCounts } from './observability/create-store-counts.js';
 import { createTracingFetch } from './observability/genai-tracing.js';
+import { createProviderFetch } from './models/provider-fetch.js';
 import type { Observability } from './observability/observability.js';
 import { loadMcpConfig } from './tools/mcp/load-mcp-config.js';
 import { EMPTY_MCP_CONFIG } from './tools/mcp/mcp-config.js';
@@ -183,7 +184,7 @@ export async function createRuntime(options: {
       openAIClient: createSharedOpenAIClient({
         config: config.model,
         logger,
-        fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing }),
+        fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing, fetch: createProviderFetch() }),
       }),
       logger,
       clock,

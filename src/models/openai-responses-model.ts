@@ -6,6 +6,7 @@ import { classifyModelFailure, type ModelFailure } from './classify-model-failur
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
 import { retryDelayMs } from './model-retry-policy.js';
+import { createProviderFetch, providerResponseBody } from './provider-fetch.js';
 import { readServerSentEvents, type ServerSentMessage } from './read-server-sent-events.js';
 import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
 import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
@@ -62,12 +63,12 @@ export function createOpenAIClient(
     maxRetries: 0,
     timeout: options.requestTimeoutMs,
     logLevel: 'warn',
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    // No redirects, no window: then fetch sends the request as it is. Otherwise it sends a clone,
-    // whose body is a tee of the original, and the untouched branch keeps a copy of the encoded
-    // body (tens of KB with a long conversation) buffered until the response ends — for every
-    // model call, the whole time it waits. A Responses endpoint does not redirect; one that did
-    // would have had a POST followed as a GET. It is now a failed request that says so.
+    fetch: options.fetch ?? createProviderFetch(),
+    // For a fetch given here that is WHATWG fetch: no redirects, no window, and then it sends the
+    // request as it is. Otherwise it sends a clone, whose body is a tee of the original, and the
+    // untouched branch keeps a copy of the encoded body buffered until the response ends. A
+    // Responses endpoint does not redirect; one that did would have had a POST followed as a GET.
+    // The provider fetch never follows one either (see createProviderFetch).
     fetchOptions: { redirect: 'error', window: null },
     logger: {
       error: (message) => { sdkLogger.error(redact(message)); },
@@ -110,8 +111,9 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
       const response = await client
         .post('/responses', { body, headers: { 'content-type': 'application/json' }, signal: controller.signal, stream: true })
         .asResponse();
-      if (response.body === null) throw new ModelError('the provider answered the stream request without a body');
-      for await (const messages of readServerSentEvents(response.body)) {
+      const responseBody = providerResponseBody(response);
+      if (responseBody === null) throw new ModelError('the provider answered the stream request without a body');
+      for await (const messages of readServerSentEvents(responseBody)) {
         idleTimer.refresh();
         for (const message of messages) {
           const event = parseStreamEvent(message, response.headers);

@@ -5,8 +5,8 @@ export interface ServerSentMessage {
 }
 
 /**
- * Reads a `text/event-stream` body as the messages each chunk completes, in order, by the
- * WHATWG rules: lines end in LF, CRLF or CR (also when split across chunks), a blank line
+ * Reads a `text/event-stream` body (a web stream, or a Node stream's chunks) as the messages
+ * each chunk completes, in order, by the WHATWG rules: lines end in LF, CRLF or CR (also when split across chunks), a blank line
  * ends a message, `data:` lines are joined with LF, one space after the colon is dropped,
  * comments (`:`) and other fields (`id:`, `retry:`) are skipped, and a message the stream
  * ends inside of is dropped.
@@ -16,24 +16,32 @@ export interface ServerSentMessage {
  * one async step per event as a tenth of a plain SDK loop's CPU. Here a chunk is decoded
  * once, split with `indexOf`, and its messages come out together.
  */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerSentMessage[], void, undefined> {
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<ServerSentMessage[], void, undefined> {
   const decoder = new TextDecoder('utf-8');
-  const reader = body.getReader();
   const parser = new MessageParser();
+  // Leaving the loop early (a failure event, an abort) lets go of the connection: a Node
+  // stream is destroyed by its iterator's return, a web stream cancelled by `webChunks`.
+  for await (const chunk of body instanceof ReadableStream ? webChunks(body) : body) {
+    const messages = parser.push(decoder.decode(chunk, { stream: true }));
+    if (messages.length > 0) yield messages;
+  }
+  const messages = parser.push(decoder.decode());
+  if (messages.length > 0) yield messages;
+}
+
+async function* webChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
+  const reader = body.getReader();
   let finished = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      const text = done ? decoder.decode() : decoder.decode(value, { stream: true });
-      const messages = parser.push(text);
-      if (messages.length > 0) yield messages;
       if (done) {
         finished = true;
         return;
       }
+      yield value;
     }
   } finally {
-    // Stopped early (a failure event, an abort): let go of the connection.
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }

@@ -1,0 +1,113 @@
+import type { Readable } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** What a failed request's answer may bring to the SDK's error: more is cut off. */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
+/** The body of each successful answer, read by `providerResponseBody` instead of `response.body`. */
+const streamedBodies = new WeakMap<Response, Readable>();
+
+/**
+ * The `fetch` the SDK client sends model requests with: undici's `request` API under the
+ * `fetch` signature the SDK takes. WHATWG fetch was the largest part of a model call's cost in
+ * a `perf` profile of the turn bench (18% of the service's CPU, more than the SDK itself): a
+ * `Request` object with its WebIDL conversions, the body turned into a web stream, and the
+ * answer read through a web `ReadableStream`. Here the request goes out as the SDK built it and
+ * the answer comes back as undici's Node stream.
+ *
+ * What the SDK sees is still a `Response`: the status and headers, and for a failed request
+ * the body text (at most 1 MiB), from which it makes its `APIError`. A successful answer's
+ * `Response` has no body of its own; its stream is read with `providerResponseBody`. The rest
+ * is fetch's behaviour, where the SDK or our error handling depends on it:
+ * - a redirect is never followed; the request fails as fetch fails a `redirect: 'error'`
+ *   request (`fetch failed`, caused by `unexpected redirect`);
+ * - a request that cannot be sent fails with `TypeError('fetch failed')`, its cause the
+ *   socket's own error, so `could not reach the model provider: fetch failed: connect
+ *   ECONNREFUSED …` reads as before;
+ * - an aborted signal rejects with the signal's reason, and stops a body being read.
+ * undici's own header and body timeouts are off: the SDK times the wait for headers, and the
+ * model client the gaps in a stream (`requestTimeoutMs`), so there is one limit for each.
+ * Anything this does not handle (a `Request` as input, a body that is not text or bytes) goes
+ * to the global `fetch` unchanged.
+ */
+export function createProviderFetch(options: { readonly dispatcher?: Dispatcher } = {}): typeof fetch {
+  const dispatcher = options.dispatcher ?? new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  return async (input, init) => {
+    const body = init?.body ?? undefined;
+    if (input instanceof Request || !(body === undefined || typeof body === 'string' || body instanceof Uint8Array)) return fetch(input, init);
+    const signal = init?.signal ?? undefined;
+    signal?.throwIfAborted();
+    let answer: Dispatcher.ResponseData;
+    try {
+      answer = await request(input, {
+        dispatcher,
+        method: init?.method ?? 'GET',
+        headers: headerRecord(init?.headers),
+        ...(body === undefined ? {} : { body }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      signal?.throwIfAborted();
+      throw new TypeError('fetch failed', { cause: error });
+    }
+    const { statusCode } = answer;
+    // A body let go before its end errors with undici's "Request aborted"; whoever reads it
+    // hears of errors through its own listeners, and none of them may crash the process.
+    answer.body.on('error', ignore);
+    if (statusCode >= 300 && statusCode < 400) {
+      answer.body.destroy();
+      throw new TypeError('fetch failed', { cause: new TypeError(`unexpected redirect (HTTP ${statusCode})`) });
+    }
+    if (statusCode < 200 || statusCode > 599) {
+      answer.body.destroy();
+      throw new TypeError('fetch failed', { cause: new RangeError(`the provider answered with status ${statusCode}`) });
+    }
+    const headers = responseHeaders(answer.headers);
+    if (statusCode >= 300) return new Response(await readErrorBody(answer.body), { status: statusCode, headers });
+    const response = new Response(null, { status: statusCode, headers });
+    streamedBodies.set(response, answer.body);
+    return response;
+  };
+}
+
+/**
+ * A response's body: the Node stream of an answer from `createProviderFetch`, else the web
+ * stream of any other fetch's (a test's, a wrapper's own).
+ */
+export function providerResponseBody(response: Response): Readable | ReadableStream<Uint8Array> | null {
+  return streamedBodies.get(response) ?? response.body;
+}
+
+function ignore(): void {
+  // See where it is added.
+}
+
+function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+  const record: Record<string, string> = {};
+  if (headers === undefined) return record;
+  for (const [name, value] of headers instanceof Headers ? headers : new Headers(headers)) record[name] = value;
+  return record;
+}
+
+function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    if (typeof value === 'string') headers.append(name, value);
+    else for (const entry of value) headers.append(name, entry);
+  }
+  return headers;
+}
+
+/** A failed request's body, for the SDK to read its error from; the connection is let go past the cap. */
+async function readErrorBody(body: Readable): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    const room = MAX_ERROR_BODY_BYTES - size;
+    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    size += Math.min(chunk.length, room);
+    if (size >= MAX_ERROR_BODY_BYTES) break;
+  }
+  return Buffer.concat(chunks, size);
+}
