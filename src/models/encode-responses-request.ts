@@ -2,44 +2,81 @@ import type { JsonObject, JsonValue } from '../json.js';
 import type { ConversationItem, ModelRequest } from './model-client.js';
 
 /**
- * A Responses request body as the bytes sent: the text `JSON.stringify` would make of it,
- * built from pieces that are serialised once, not on every model call.
+ * A Responses request body as the bytes sent: the UTF-8 of the text `JSON.stringify` would make
+ * of it, built from pieces that are serialised and encoded once, not on every model call.
  *
  * Every request carries the whole conversation and the whole tool list (`store: false`), so a
  * turn of three model calls would otherwise serialise its first items three times and its
  * tool list (kilobytes of schemas) once per call, and fetch would then encode that text to
- * UTF-8 again. Here each conversation item's JSON is made the first time the item is sent and
- * kept with the item (items do not change once in the conversation), the tool list comes as
- * the catalog's own text, and the body is encoded once, to bytes that the SDK passes on as they
- * are.
+ * UTF-8 again. Here each conversation item's JSON is made and encoded the first time the item
+ * is sent, and kept with the item (items do not change once in the conversation); the tool list
+ * comes as the catalog's own text, encoded once per list; and the body is those bytes, joined
+ * only as the request goes out.
  */
-export function encodeResponsesRequest(options: { readonly model: string; readonly request: ModelRequest; readonly includeEncryptedReasoning: boolean }): Uint8Array {
-  return Buffer.from(responsesRequestJson(options), 'utf8');
-}
-
-/** The body's JSON text; exported for the tests, which hold it to `JSON.stringify` of the same body. */
-export function responsesRequestJson(options: { readonly model: string; readonly request: ModelRequest; readonly includeEncryptedReasoning: boolean }): string {
+export function encodeResponsesRequest(options: { readonly model: string; readonly request: ModelRequest; readonly includeEncryptedReasoning: boolean }): EncodedBody {
   const { model, request } = options;
-  let json = `{"model":${JSON.stringify(model)}`;
-  if (request.instructions !== undefined) json += `,"instructions":${JSON.stringify(request.instructions)}`;
-  json += `,"input":[${request.input.map(itemJson).join(',')}]`;
-  json += `,"tools":${request.toolsJson ?? JSON.stringify(request.tools)}`;
+  let head = `{"model":${JSON.stringify(model)}`;
+  if (request.instructions !== undefined) head += `,"instructions":${JSON.stringify(request.instructions)}`;
+  const pieces: Uint8Array[] = [Buffer.from(`${head},"input":[`)];
+  request.input.forEach((item, index) => {
+    if (index > 0) pieces.push(COMMA);
+    pieces.push(itemBytes(item));
+  });
+  pieces.push(TOOLS, request.toolsJson === undefined ? Buffer.from(JSON.stringify(request.tools)) : toolListBytes(request.toolsJson));
+  let tail = '';
   // Tool settings only with tools: some compatible servers refuse them on a tool-less request.
-  if (request.tools.length > 0) json += `,"tool_choice":${JSON.stringify(request.toolChoice)},"parallel_tool_calls":true`;
-  json += ',"store":false,"stream":true';
-  if (options.includeEncryptedReasoning) json += ',"include":["reasoning.encrypted_content"]';
-  return `${json}}`;
+  if (request.tools.length > 0) tail += `,"tool_choice":${JSON.stringify(request.toolChoice)},"parallel_tool_calls":true`;
+  tail += ',"store":false,"stream":true';
+  if (options.includeEncryptedReasoning) tail += ',"include":["reasoning.encrypted_content"]';
+  pieces.push(Buffer.from(`${tail}}`));
+  let byteLength = 0;
+  for (const piece of pieces) byteLength += piece.byteLength;
+  return { pieces, byteLength };
 }
 
-const itemTexts = new WeakMap<ConversationItem, string>();
+/**
+ * A body as the pieces it is made of, in order: they are joined only when it is sent (see
+ * providerRequestBody), so that a turn waiting on its model holds no copy of its conversation
+ * beyond the pieces its items keep anyway.
+ */
+export interface EncodedBody {
+  readonly pieces: readonly Uint8Array[];
+  readonly byteLength: number;
+}
 
-function itemJson(item: ConversationItem): string {
-  let text = itemTexts.get(item);
-  if (text === undefined) {
-    text = JSON.stringify(toResponsesItem(item));
-    itemTexts.set(item, text);
+const COMMA = Buffer.from(',');
+const TOOLS = Buffer.from('],"tools":');
+
+/**
+ * Kept bytes have a buffer of their own: a small `Buffer.from` is a slice of a shared 8 KiB
+ * pool, and one kept slice would keep its whole pool alive for as long as its turn waits.
+ */
+const encoder = new TextEncoder();
+
+const itemTexts = new WeakMap<ConversationItem, Uint8Array>();
+
+function itemBytes(item: ConversationItem): Uint8Array {
+  let bytes = itemTexts.get(item);
+  if (bytes === undefined) {
+    bytes = encoder.encode(JSON.stringify(toResponsesItem(item)));
+    itemTexts.set(item, bytes);
   }
-  return text;
+  return bytes;
+}
+
+/** Tool lists kept as bytes; past this many the memory starts over (there are a handful in a deployment). */
+const MAX_TOOL_LISTS = 64;
+const toolLists = new Map<string, Uint8Array>();
+
+/** A tool list's text as bytes, encoded once for all the turns that show that list (see sharedToolList). */
+function toolListBytes(json: string): Uint8Array {
+  let bytes = toolLists.get(json);
+  if (bytes === undefined) {
+    bytes = encoder.encode(json);
+    if (toolLists.size >= MAX_TOOL_LISTS) toolLists.clear();
+    toolLists.set(json, bytes);
+  }
+  return bytes;
 }
 
 /**

@@ -6,7 +6,7 @@ import { classifyModelFailure, type ModelFailure } from './classify-model-failur
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
 import { retryDelayMs } from './model-retry-policy.js';
-import { createProviderFetch, providerResponseBody } from './provider-fetch.js';
+import { createProviderFetch, providerRequestBody, providerResponseBody } from './provider-fetch.js';
 import { readServerSentEvents, type ServerSentMessage } from './read-server-sent-events.js';
 import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
 import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
@@ -92,7 +92,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   const redact = (text: string): string => redactSecret(text, apiKey);
   const client = options.client ?? createOpenAIClient(options);
 
-  const runAttempt = async (body: Uint8Array, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
+  const runAttempt = async (request: ModelRequest, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
     const turnSignal = call.signal;
     const controller = new AbortController();
     const abortFromTurn = (): void => { controller.abort(turnSignal.reason); };
@@ -107,9 +107,12 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     let listenerFailure: { readonly error: unknown } | undefined;
     try {
       // The SDK sends the request (the body as encoded here) and turns a refusal into its
-      // APIError; the event stream is read here (see readServerSentEvents for why).
+      // APIError; the event stream is read here (see readServerSentEvents for why). The body is
+      // encoded for each attempt, so that nothing keeps it while the attempt waits (its pieces
+      // are kept by the conversation's items anyway).
+      const body = encodeResponsesRequest({ model, request, includeEncryptedReasoning });
       const response = await client
-        .post('/responses', { body, headers: { 'content-type': 'application/json' }, signal: controller.signal, stream: true })
+        .post('/responses', { body: providerRequestBody(body), headers: { 'content-type': 'application/json' }, signal: controller.signal, stream: true })
         .asResponse();
       const responseBody = providerResponseBody(response);
       if (responseBody === null) throw new ModelError('the provider answered the stream request without a body');
@@ -163,11 +166,10 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   };
 
   const respond = async (request: ModelRequest, call: ModelCallOptions): Promise<ModelResponse> => {
-    const body = encodeResponsesRequest({ model, request, includeEncryptedReasoning });
     const progress = { outputForwarded: false };
     for (let attempt = 1; ; attempt += 1) {
       call.signal.throwIfAborted();
-      const outcome = await runAttempt(body, call, progress);
+      const outcome = await runAttempt(request, call, progress);
       if (outcome.ok) return outcome.response;
       const { failure } = outcome;
       if (!failure.retryable || attempt > maxRetries) throw withAttempts(failure.error, attempt);

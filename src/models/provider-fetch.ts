@@ -1,11 +1,52 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { EncodedBody } from './encode-responses-request.js';
 
 /** What a failed request's answer may bring to the SDK's error: more is cut off. */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 /** The body of each successful answer, read by `providerResponseBody` instead of `response.body`. */
 const streamedBodies = new WeakMap<Response, Readable>();
+
+/** The pieces behind each stream made by `providerRequestBody`, until it is sent or read. */
+const pendingBodies = new WeakMap<ReadableStream<Uint8Array>, BodySource>();
+
+/** Holds a body's pieces until they are taken, once: then nothing holds them but their owners. */
+class BodySource {
+  #body: EncodedBody | undefined;
+  constructor(body: EncodedBody) {
+    this.#body = body;
+  }
+  take(): EncodedBody | undefined {
+    const body = this.#body;
+    this.#body = undefined;
+    return body;
+  }
+}
+
+/**
+ * A request body for the SDK to hand to its fetch as it is (it passes a `ReadableStream` on
+ * untouched). The SDK's request keeps its body for as long as the request is out, which for a
+ * model call is the whole wait for the model; bytes given to it would be a copy of the
+ * conversation held by every waiting turn. This stream holds the pieces only until they are
+ * sent: `createProviderFetch` takes them without reading the stream and writes them joined, as
+ * one buffer with its `content-length`; any other fetch reads it as an ordinary stream.
+ */
+export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Array> {
+  const source = new BodySource(body);
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const taken = source.take();
+        if (taken !== undefined) controller.enqueue(Buffer.concat(taken.pieces, taken.byteLength));
+        controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  pendingBodies.set(stream, source);
+  return stream;
+}
 
 /**
  * The `fetch` the SDK client sends model requests with: undici's `request` API under the
@@ -33,16 +74,24 @@ const streamedBodies = new WeakMap<Response, Readable>();
 export function createProviderFetch(options: { readonly dispatcher?: Dispatcher } = {}): typeof fetch {
   const dispatcher = options.dispatcher ?? new Agent({ headersTimeout: 0, bodyTimeout: 0 });
   return async (input, init) => {
-    const body = init?.body ?? undefined;
-    if (input instanceof Request || !(body === undefined || typeof body === 'string' || body instanceof Uint8Array)) return fetch(input, init);
+    const given = init?.body ?? undefined;
+    const source = given instanceof ReadableStream ? pendingBodies.get(given) : undefined;
+    if (input instanceof Request || !(given === undefined || typeof given === 'string' || given instanceof Uint8Array || source !== undefined)) return fetch(input, init);
     const signal = init?.signal ?? undefined;
     signal?.throwIfAborted();
+    const headers = headerRecord(init?.headers);
+    let body: string | Uint8Array | Readable | undefined = typeof given === 'string' || given instanceof Uint8Array ? given : undefined;
+    const encoded = source?.take();
+    if (encoded !== undefined) {
+      headers['content-length'] = String(encoded.byteLength);
+      body = joinedWhenSent(encoded);
+    }
     let answer: Dispatcher.ResponseData;
     try {
       answer = await request(input, {
         dispatcher,
         method: init?.method ?? 'GET',
-        headers: headerRecord(init?.headers),
+        headers,
         ...(body === undefined ? {} : { body }),
         ...(signal === undefined ? {} : { signal }),
       });
@@ -62,9 +111,9 @@ export function createProviderFetch(options: { readonly dispatcher?: Dispatcher 
       answer.body.destroy();
       throw new TypeError('fetch failed', { cause: new RangeError(`the provider answered with status ${statusCode}`) });
     }
-    const headers = responseHeaders(answer.headers);
-    if (statusCode >= 300) return new Response(await readErrorBody(answer.body), { status: statusCode, headers });
-    const response = new Response(null, { status: statusCode, headers });
+    const answerHeaders = responseHeaders(answer.headers);
+    if (statusCode >= 300) return new Response(await readErrorBody(answer.body), { status: statusCode, headers: answerHeaders });
+    const response = new Response(null, { status: statusCode, headers: answerHeaders });
     streamedBodies.set(response, answer.body);
     return response;
   };
@@ -76,6 +125,23 @@ export function createProviderFetch(options: { readonly dispatcher?: Dispatcher 
  */
 export function providerResponseBody(response: Response): Readable | ReadableStream<Uint8Array> | null {
   return streamedBodies.get(response) ?? response.body;
+}
+
+/**
+ * The pieces as one buffer, made when undici writes the body and let go once written: undici
+ * keeps a request's body until its answer has ended, so it is given this stream, which holds
+ * nothing once it has been read, rather than the bytes.
+ */
+function joinedWhenSent(body: EncodedBody): Readable {
+  let pending: EncodedBody | undefined = body;
+  return new Readable({
+    read() {
+      const taken = pending;
+      pending = undefined;
+      if (taken !== undefined) this.push(Buffer.concat(taken.pieces, taken.byteLength));
+      this.push(null);
+    },
+  });
 }
 
 function ignore(): void {

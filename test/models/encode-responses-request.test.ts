@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/json.js';
-import { responsesRequestJson, toResponsesItem } from '../../src/models/encode-responses-request.js';
+import { encodeResponsesRequest, toResponsesItem } from '../../src/models/encode-responses-request.js';
 import type { ConversationItem, ModelRequest } from '../../src/models/model-client.js';
 
 const conversation: ConversationItem[] = [
@@ -12,6 +12,13 @@ const conversation: ConversationItem[] = [
   { type: 'function_call_output', call_id: 'call_1', output: 'line 1\nline 2\ttab' },
 ];
 const tools: JsonObject[] = [{ type: 'function', name: 'read_file', description: 'Reads.', strict: true, parameters: { type: 'object', properties: {} } }];
+
+function responsesRequestJson(options: Parameters<typeof encodeResponsesRequest>[0]): string {
+  const { pieces, byteLength } = encodeResponsesRequest(options);
+  const bytes = Buffer.concat(pieces);
+  expect(bytes.byteLength).toBe(byteLength);
+  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+}
 
 /** The body as the SDK used to build and serialise it, key for key. */
 function stringifiedBody(options: { model: string; request: ModelRequest; includeEncryptedReasoning: boolean }): string {
@@ -42,7 +49,7 @@ describe('encodeResponsesRequest', () => {
     });
   }
 
-  it('serialises an item once and keeps its text for the next call of the turn', () => {
+  it('serialises and encodes an item once and keeps its bytes for the next call of the turn', () => {
     const item: ConversationItem = { type: 'function_call_output', call_id: 'call_9', output: 'first' };
     const request: ModelRequest = { input: [item], tools: [], toolChoice: 'auto' };
     const first = responsesRequestJson({ model: 'm', request, includeEncryptedReasoning: false });

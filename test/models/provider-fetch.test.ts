@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createProviderFetch, providerResponseBody } from '../../src/models/provider-fetch.js';
+import { createProviderFetch, providerRequestBody, providerResponseBody } from '../../src/models/provider-fetch.js';
 
 interface Seen {
   readonly method: string | undefined;
@@ -62,6 +62,37 @@ describe('the provider fetch (undici request under the fetch signature)', () => 
     expect(await readAll(response)).toBe('data: one\n\ndata: two\n\n');
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/responses', body: '{"model":"m","input":"grüß"}' });
     expect(seen[0]!.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer sk-test' });
+  });
+
+  it('sends a body of pieces joined, with its content-length, and holds none of it afterwards', async () => {
+    handler = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end('data: ok\n\n');
+    };
+    const pieces = ['{"input":[', '{"a":"grüß"}', ',', '{"b":2}', ']}'].map((text) => new TextEncoder().encode(text));
+    const body = providerRequestBody({ pieces, byteLength: pieces.reduce((sum, piece) => sum + piece.byteLength, 0) });
+
+    const response = await createProviderFetch()(`${base}/v1/responses`, { method: 'POST', body, duplex: 'half' });
+    await readAll(response);
+
+    expect(seen[0]!.body).toBe('{"input":[{"a":"grüß"},{"b":2}]}');
+    expect(seen[0]!.headers['content-length']).toBe(String(Buffer.byteLength(seen[0]!.body)));
+    expect(seen[0]!.headers['transfer-encoding']).toBeUndefined();
+    // The stream the SDK keeps for the request's life has given its pieces away.
+    const left = await new Response(body).text();
+    expect(left).toBe('');
+  });
+
+  it('reads as an ordinary stream for any other fetch', async () => {
+    handler = (_request, response) => {
+      response.end('ok');
+    };
+    const pieces = ['{"x":', '1}'].map((text) => new TextEncoder().encode(text));
+
+    const response = await fetch(`${base}/v1/responses`, { method: 'POST', body: providerRequestBody({ pieces, byteLength: 7 }), duplex: 'half' });
+
+    expect(await response.text()).toBe('ok');
+    expect(seen[0]!.body).toBe('{"x":1}');
   });
 
   it('gives a failed request its body as text, cut at 1 MiB', async () => {
