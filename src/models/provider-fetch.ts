@@ -14,13 +14,17 @@ const pendingBodies = new WeakMap<ReadableStream<Uint8Array>, BodySource>();
 /** Holds a body's pieces until they are taken, once: then nothing holds them but their owners. */
 class BodySource {
   #body: EncodedBody | undefined;
+  readonly byteLength: number;
   constructor(body: EncodedBody) {
     this.#body = body;
+    this.byteLength = body.byteLength;
   }
-  take(): EncodedBody | undefined {
+
+  /** The pieces joined into one buffer, for whoever reads the body first; undefined after. */
+  takeJoined(): Buffer | undefined {
     const body = this.#body;
     this.#body = undefined;
-    return body;
+    return body === undefined ? undefined : Buffer.concat(body.pieces, body.byteLength);
   }
 }
 
@@ -37,8 +41,8 @@ export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Arra
   const stream = new ReadableStream<Uint8Array>(
     {
       pull(controller) {
-        const taken = source.take();
-        if (taken !== undefined) controller.enqueue(Buffer.concat(taken.pieces, taken.byteLength));
+        const joined = source.takeJoined();
+        if (joined !== undefined) controller.enqueue(joined);
         controller.close();
       },
     },
@@ -81,10 +85,9 @@ export function createProviderFetch(options: { readonly dispatcher?: Dispatcher 
     signal?.throwIfAborted();
     const headers = headerRecord(init?.headers);
     let body: string | Uint8Array | Readable | undefined = typeof given === 'string' || given instanceof Uint8Array ? given : undefined;
-    const encoded = source?.take();
-    if (encoded !== undefined) {
-      headers['content-length'] = String(encoded.byteLength);
-      body = joinedWhenSent(encoded);
+    if (source !== undefined) {
+      headers['content-length'] = String(source.byteLength);
+      body = joinedWhenSent(source);
     }
     let answer: Dispatcher.ResponseData;
     try {
@@ -132,13 +135,11 @@ export function providerResponseBody(response: Response): Readable | ReadableStr
  * keeps a request's body until its answer has ended, so it is given this stream, which holds
  * nothing once it has been read, rather than the bytes.
  */
-function joinedWhenSent(body: EncodedBody): Readable {
-  let pending: EncodedBody | undefined = body;
+function joinedWhenSent(source: BodySource): Readable {
   return new Readable({
     read() {
-      const taken = pending;
-      pending = undefined;
-      if (taken !== undefined) this.push(Buffer.concat(taken.pieces, taken.byteLength));
+      const joined = source.takeJoined();
+      if (joined !== undefined) this.push(joined);
       this.push(null);
     },
   });
