@@ -29,7 +29,7 @@ import { AgentCaches } from './turns/assembly/agent-caches.js';
 import type { TurnStore } from './store/turn-store.js';
 import { createSearchProvider } from './tools/web/search/create-search-provider.js';
 import type { ToolServices } from './turns/assembly/tool-services.js';
-import { createSharedOpenAIClient, hasModelProvider } from './turns/create-model-client.js';
+import { createSharedModelEndpoint, hasModelProvider } from './turns/create-model-client.js';
 import { ScriptRunner } from './workflows/script/script-runner.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowStore } from './workflows/workflow-store.js';
@@ -181,9 +181,8 @@ export async function createRuntime(options: {
       config,
       store,
       services,
-      openAIClient: createSharedOpenAIClient({
+      modelEndpoint: createSharedModelEndpoint({
         config: config.model,
-        logger,
         fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing, fetch: createProviderFetch() }),
       }),
       logger,

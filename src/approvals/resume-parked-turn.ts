@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type OpenAI from 'openai';
+import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
@@ -26,7 +26,7 @@ export async function resumeParkedTurn(options: {
   readonly config: Config;
   readonly store: TurnStore;
   readonly services: ToolServices;
-  readonly openAIClient: OpenAI | undefined;
+  readonly modelEndpoint: ResponsesEndpoint | undefined;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly approvals: ApprovalService;
@@ -57,7 +57,7 @@ export async function resumeParkedTurn(options: {
       config,
       services: options.services,
       store,
-      openAIClient: options.openAIClient,
+      modelEndpoint: options.modelEndpoint,
       logger,
       resumeFrom: { conversation: continuation.conversation, modelSteps: continuation.modelSteps },
     });

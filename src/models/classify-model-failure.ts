@@ -31,7 +31,7 @@ export function classifyModelFailure(error: unknown, options: ClassifyModelFailu
   if (error instanceof APIConnectionError) {
     const causes = describeCauses(error.cause);
     if (REDIRECT_REFUSED.test(causes)) {
-      // Requests are sent with `redirect: 'error'` (see createOpenAIClient): asking again gets the same redirect.
+      // Requests are sent with `redirect: 'error'` (see postResponsesStream): asking again gets the same redirect.
       const message = `the model provider answered with a redirect, which is not followed: point the base URL at the Responses endpoint itself (${redact(causes)})`;
       return { error: new ModelError(message, { cause: error }), retryable: false };
     }

@@ -1,4 +1,4 @@
-import OpenAI, { APIError } from 'openai';
+import { APIError } from 'openai';
 import type { Logger } from 'pino';
 import { isJsonObject } from '../json.js';
 import { encodeResponsesRequest } from './encode-responses-request.js';
@@ -6,7 +6,8 @@ import { classifyModelFailure, type ModelFailure } from './classify-model-failur
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
 import { retryDelayMs } from './model-retry-policy.js';
-import { createProviderFetch, providerRequestBody, providerResponseBody } from './provider-fetch.js';
+import { providerResponseBody } from './provider-fetch.js';
+import { createResponsesEndpoint, postResponsesStream, type ResponsesEndpoint } from './responses-endpoint.js';
 import { readServerSentEvents, type ServerSentMessage } from './read-server-sent-events.js';
 import { createResponseStreamAccumulator } from './response-stream-accumulator.js';
 import { sleepWithSignal, type AbortableSleep } from './sleep-with-signal.js';
@@ -27,8 +28,8 @@ export interface OpenAIResponsesModelOptions {
   readonly logger: Logger;
   /** The wait between attempts; injectable so tests need not wait. Must reject on abort. */
   readonly sleep?: AbortableSleep;
-  /** A shared SDK client (see `createOpenAIClient`); one is built when absent. */
-  readonly client?: OpenAI;
+  /** Where the requests go, shared by every turn (see `createResponsesEndpoint`); one is made from `apiKey` and `baseUrl` when absent. */
+  readonly endpoint?: ResponsesEndpoint;
   /** Jitter source in [0, 1); injectable for deterministic tests. */
   readonly random?: () => number;
   /**
@@ -42,44 +43,6 @@ export interface OpenAIResponsesModelOptions {
 type AttemptOutcome = { readonly ok: true; readonly response: ModelResponse } | { readonly ok: false; readonly failure: ModelFailure };
 
 /**
- * The SDK client for one provider: built once and shared by every turn (it holds no per-turn
- * state), so a turn does not pay for constructing it.
- */
-export function createOpenAIClient(
-  options: Pick<OpenAIResponsesModelOptions, 'apiKey' | 'baseUrl' | 'requestTimeoutMs' | 'logger'> & {
-    /** The `fetch` the SDK uses (tracing passes `traceparent` on through one). */
-    readonly fetch?: typeof fetch | undefined;
-  },
-): OpenAI {
-  const redact = (text: string): string => redactSecret(text, options.apiKey);
-  const sdkLogger = options.logger.child({ component: 'openai-sdk' });
-  return new OpenAI({
-    apiKey: options.apiKey,
-    // Explicit values, so that the SDK does not read `process.env` behind the config's back.
-    baseURL: options.baseUrl ?? 'https://api.openai.com/v1',
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: options.requestTimeoutMs,
-    logLevel: 'warn',
-    fetch: options.fetch ?? createProviderFetch(),
-    // For a fetch given here that is WHATWG fetch: no redirects, no window, and then it sends the
-    // request as it is. Otherwise it sends a clone, whose body is a tee of the original, and the
-    // untouched branch keeps a copy of the encoded body buffered until the response ends. A
-    // Responses endpoint does not redirect; one that did would have had a POST followed as a GET.
-    // The provider fetch never follows one either (see createProviderFetch).
-    fetchOptions: { redirect: 'error', window: null },
-    logger: {
-      error: (message) => { sdkLogger.error(redact(message)); },
-      warn: (message) => { sdkLogger.warn(redact(message)); },
-      info: (message) => { sdkLogger.info(redact(message)); },
-      debug: (message) => { sdkLogger.debug(redact(message)); },
-    },
-  });
-}
-
-/**
  * A `ModelClient` over the OpenAI Responses API (or any server speaking it), streaming every
  * request. Retries are ours, not the SDK's: only we know whether text already reached the
  * user, after which a retry would repeat it.
@@ -90,7 +53,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   const random = options.random ?? Math.random;
   const includeEncryptedReasoning = options.includeEncryptedReasoning ?? /^(o\d|gpt-5|codex)/i.test(model);
   const redact = (text: string): string => redactSecret(text, apiKey);
-  const client = options.client ?? createOpenAIClient(options);
+  const endpoint = options.endpoint ?? createResponsesEndpoint({ apiKey, baseUrl: options.baseUrl });
 
   const runAttempt = async (request: ModelRequest, call: ModelCallOptions, progress: { outputForwarded: boolean }): Promise<AttemptOutcome> => {
     const turnSignal = call.signal;
@@ -106,14 +69,11 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     const accumulator = createResponseStreamAccumulator();
     let listenerFailure: { readonly error: unknown } | undefined;
     try {
-      // The SDK sends the request (the body as encoded here) and turns a refusal into its
-      // APIError; the event stream is read here (see readServerSentEvents for why). The body is
-      // encoded for each attempt, so that nothing keeps it while the attempt waits (its pieces
-      // are kept by the conversation's items anyway).
+      // The body is encoded for each attempt, so that nothing keeps it while the attempt waits
+      // (its pieces are kept by the conversation's items anyway); the event stream is read here
+      // (see readServerSentEvents for why).
       const body = encodeResponsesRequest({ model, request, includeEncryptedReasoning });
-      const response = await client
-        .post('/responses', { body: providerRequestBody(body), headers: { 'content-type': 'application/json' }, signal: controller.signal, stream: true })
-        .asResponse();
+      const response = await postResponsesStream(endpoint, body, controller.signal);
       const responseBody = providerResponseBody(response);
       if (responseBody === null) throw new ModelError('the provider answered the stream request without a body');
       for await (const messages of readServerSentEvents(responseBody)) {

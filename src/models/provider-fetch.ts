@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { EncodedBody } from './encode-responses-request.js';
 
-/** What a failed request's answer may bring to the SDK's error: more is cut off. */
+/** What a failed request's answer may bring to its error: more is cut off. */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 /** The body of each successful answer, read by `providerResponseBody` instead of `response.body`. */
@@ -29,12 +29,12 @@ class BodySource {
 }
 
 /**
- * A request body for the SDK to hand to its fetch as it is (it passes a `ReadableStream` on
- * untouched). The SDK's request keeps its body for as long as the request is out, which for a
- * model call is the whole wait for the model; bytes given to it would be a copy of the
- * conversation held by every waiting turn. This stream holds the pieces only until they are
- * sent: `createProviderFetch` takes them without reading the stream and writes them joined, as
- * one buffer with its `content-length`; any other fetch reads it as an ordinary stream.
+ * A model request's body, for whichever fetch sends it (the provider fetch, or a wrapper such as
+ * the tracing fetch around it). A fetch keeps its request's body for as long as the request is
+ * out, which for a model call is the whole wait for the model; bytes given to it would be a copy
+ * of the conversation held by every waiting turn. This stream holds the pieces only until they
+ * are sent: `createProviderFetch` takes them without reading the stream and writes them joined,
+ * as one buffer with its `content-length`; any other fetch reads it as an ordinary stream.
  */
 export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Array> {
   const source = new BodySource(body);
@@ -53,25 +53,25 @@ export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Arra
 }
 
 /**
- * The `fetch` the SDK client sends model requests with: undici's `request` API under the
- * `fetch` signature the SDK takes. WHATWG fetch was the largest part of a model call's cost in
- * a `perf` profile of the turn bench (18% of the service's CPU, more than the SDK itself): a
+ * The `fetch` model requests are sent with (see postResponsesStream): undici's `request` API
+ * under the `fetch` signature. WHATWG fetch was the largest part of a model call's cost in a
+ * `perf` profile of the turn bench (18% of the service's CPU, more than the SDK itself): a
  * `Request` object with its WebIDL conversions, the body turned into a web stream, and the
- * answer read through a web `ReadableStream`. Here the request goes out as the SDK built it and
- * the answer comes back as undici's Node stream.
+ * answer read through a web `ReadableStream`. Here the request goes out as it was given and the
+ * answer comes back as undici's Node stream.
  *
- * What the SDK sees is still a `Response`: the status and headers, and for a failed request
- * the body text (at most 1 MiB), from which it makes its `APIError`. A successful answer's
+ * What the caller sees is still a `Response`: the status and headers, and for a failed request
+ * the body text (at most 1 MiB), from which the SDK's `APIError` is made. A successful answer's
  * `Response` has no body of its own; its stream is read with `providerResponseBody`. The rest
- * is fetch's behaviour, where the SDK or our error handling depends on it:
+ * is fetch's behaviour, where our error handling depends on it:
  * - a redirect is never followed; the request fails as fetch fails a `redirect: 'error'`
  *   request (`fetch failed`, caused by `unexpected redirect`);
  * - a request that cannot be sent fails with `TypeError('fetch failed')`, its cause the
  *   socket's own error, so `could not reach the model provider: fetch failed: connect
  *   ECONNREFUSED …` reads as before;
  * - an aborted signal rejects with the signal's reason, and stops a body being read.
- * undici's own header and body timeouts are off: the SDK times the wait for headers, and the
- * model client the gaps in a stream (`requestTimeoutMs`), so there is one limit for each.
+ * undici's own header and body timeouts are off: the model client times the wait for headers
+ * and the gaps in a stream (`requestTimeoutMs`), so there is one limit for both.
  * Anything this does not handle (a `Request` as input, a body that is not text or bytes) goes
  * to the global `fetch` unchanged.
  */
@@ -166,7 +166,7 @@ function responseHeaders(raw: Record<string, string | string[] | undefined>): He
   return headers;
 }
 
-/** A failed request's body, for the SDK to read its error from; the connection is let go past the cap. */
+/** A failed request's body, to read its error from; the connection is let go past the cap. */
 async function readErrorBody(body: Readable): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,8 +1,8 @@
-import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { ModelClient } from '../models/model-client.js';
-import { createOpenAIClient, createOpenAIResponsesModel } from '../models/openai-responses-model.js';
+import { createOpenAIResponsesModel } from '../models/openai-responses-model.js';
+import { createResponsesEndpoint, type ResponsesEndpoint } from '../models/responses-endpoint.js';
 import { createScriptedModel } from '../models/scripted-model.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnRequest } from './turn-request.js';
@@ -12,11 +12,12 @@ export function hasModelProvider(config: Config['model']): boolean {
   return config.apiKey !== undefined || config.baseUrl !== undefined;
 }
 
-/** The SDK client for the configured provider, built once at start-up; undefined without one. */
-export function createSharedOpenAIClient(options: { readonly config: Config['model']; readonly logger: Logger; readonly fetch?: typeof fetch | undefined }): OpenAI | undefined {
+/** The configured provider's Responses endpoint, made once at start-up; undefined without one. */
+export function createSharedModelEndpoint(options: { readonly config: Config['model']; readonly fetch?: typeof fetch | undefined }): ResponsesEndpoint | undefined {
   const { config } = options;
   if (!hasModelProvider(config)) return undefined;
-  return createOpenAIClient({ apiKey: config.apiKey ?? 'unused', baseUrl: config.baseUrl, requestTimeoutMs: config.requestTimeoutMs, logger: options.logger, fetch: options.fetch });
+  // A keyless OpenAI-compatible endpoint (a local server) is still sent a bearer token.
+  return createResponsesEndpoint({ apiKey: config.apiKey ?? 'unused', baseUrl: config.baseUrl, fetch: options.fetch });
 }
 
 /**
@@ -27,15 +28,15 @@ export function createSharedOpenAIClient(options: { readonly config: Config['mod
 export function createModelClient(options: {
   readonly request: TurnRequest['model'];
   readonly config: Config['model'];
-  /** The provider's SDK client, shared by all turns. */
-  readonly client: OpenAI | undefined;
+  /** The provider's endpoint, shared by all turns. */
+  readonly endpoint: ResponsesEndpoint | undefined;
   readonly logger: Logger;
   /** The scripted model's first step, when a parked turn resumes. */
   readonly scriptStart?: number;
 }): ModelClient {
   const { request, config } = options;
   if ('script' in request) return createScriptedModel({ script: request.script, ...(options.scriptStart === undefined ? {} : { startAt: options.scriptStart }) });
-  if (!hasModelProvider(config) || options.client === undefined) {
+  if (!hasModelProvider(config) || options.endpoint === undefined) {
     throw new ServiceError({
       statusCode: 400,
       code: 'model_not_configured',
@@ -43,13 +44,12 @@ export function createModelClient(options: {
     });
   }
   return createOpenAIResponsesModel({
-    // A keyless OpenAI-compatible endpoint (a local server) still needs a non-empty key for the SDK.
     apiKey: config.apiKey ?? 'unused',
     baseUrl: config.baseUrl,
     model: request.name ?? config.defaultModel,
     maxRetries: config.maxRetries,
     requestTimeoutMs: config.requestTimeoutMs,
     logger: options.logger,
-    client: options.client,
+    endpoint: options.endpoint,
   });
 }

@@ -1,4 +1,4 @@
-import type OpenAI from 'openai';
+import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { JsonObject } from '../json.js';
@@ -39,14 +39,14 @@ export async function planTurn(options: {
   readonly config: Config;
   readonly services: ToolServices;
   readonly store: TurnStore;
-  readonly openAIClient: OpenAI | undefined;
+  readonly modelEndpoint: ResponsesEndpoint | undefined;
   readonly logger: Logger;
   /** A parked turn going on: its stored conversation (instead of the request's input) and model position. */
   readonly resumeFrom?: { readonly conversation: readonly ConversationItem[]; readonly modelSteps: number | undefined };
 }): Promise<PlannedTurn> {
   const { request, home, services, store, logger, resumeFrom } = options;
   const scriptStart = resumeFrom?.modelSteps === undefined ? {} : { scriptStart: resumeFrom.modelSteps };
-  const model = createModelClient({ request: request.model, config: options.config.model, client: options.openAIClient, logger, ...scriptStart });
+  const model = createModelClient({ request: request.model, config: options.config.model, endpoint: options.modelEndpoint, logger, ...scriptStart });
   const input = resumeFrom === undefined ? toConversation(request.input) : [...resumeFrom.conversation];
   if (request.kind === 'workflow_task' && request.task !== undefined) {
     const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type OpenAI from 'openai';
+import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
 import { ApprovalService } from '../approvals/approval-service.js';
 import { resumeParkedTurn } from '../approvals/resume-parked-turn.js';
@@ -41,7 +41,7 @@ export interface TurnServiceOptions {
   readonly store: TurnStore;
   readonly services: ToolServices;
   /** The model provider's SDK client, shared by every turn; undefined when none is configured. */
-  readonly openAIClient: OpenAI | undefined;
+  readonly modelEndpoint: ResponsesEndpoint | undefined;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly newTurnId: () => string;
@@ -184,7 +184,7 @@ export class TurnService {
       config,
       services: this.#options.services,
       store,
-      openAIClient: this.#options.openAIClient,
+      modelEndpoint: this.#options.modelEndpoint,
       logger: turnLogger,
     });
     const catalog = catalogFor(plan, request, config);
@@ -434,7 +434,7 @@ export class TurnService {
       config: this.#options.config,
       store: this.#options.store,
       services: this.#options.services,
-      openAIClient: this.#options.openAIClient,
+      modelEndpoint: this.#options.modelEndpoint,
       logger: this.#options.logger,
       clock: this.#options.clock,
       approvals: this.#approvals,
