@@ -1,10 +1,17 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { CancelReason } from '../turns/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import type { Database } from './database-schema.js';
 import { ENDED_STATUSES, type AdmissionQueries } from './admission-queries.js';
 import { insertNewTurn } from './kysely-turn-store.js';
 import type { SavedToolSets } from './saved-tool-sets.js';
+
+/**
+ * Runs `work` as one transaction: Kysely's own on PostgreSQL; on SQLite, a savepoint of the next
+ * group commit (SqliteWriteGroup.transact), so that a turn's admission shares a commit with the
+ * other writes of its moment instead of paying one of its own.
+ */
+export type Transact = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /** Queue priorities: an `interrupt` turn runs before turns that were merely enqueued. */
 const INTERRUPT_PRIORITY = 0;
@@ -25,10 +32,10 @@ class RolledBack extends Error {
  * lease (the agent's queue row is bumped first, which locks it on PostgreSQL, so admissions
  * of one agent are serialised and the queue limit holds).
  */
-export async function admitTurn(db: Kysely<Database>, request: AdmissionRequest, savedToolSets: SavedToolSets, queries: AdmissionQueries): Promise<Admission> {
+export async function admitTurn(transact: Transact, request: AdmissionRequest, savedToolSets: SavedToolSets, queries: AdmissionQueries): Promise<Admission> {
   const toolSets = savedToolSets.writer();
   try {
-    const admission = await db.transaction().execute(async (trx): Promise<Admission> => {
+    const admission = await transact(async (trx): Promise<Admission> => {
       const { turn, idempotency, agent } = request;
       const heartbeatAt = request.now?.() ?? turn.record.createdAt;
       const startRunning = async (): Promise<Admission> => {
@@ -130,14 +137,14 @@ export async function listCancelRequests(db: Kysely<Database>, turnIds: readonly
 }
 
 /** Bumps the agent's queue counter and returns the new value; on PostgreSQL this locks the row until commit. */
-async function bumpQueue(trx: Transaction<Database>, queries: AdmissionQueries, agentId: string): Promise<number> {
+async function bumpQueue(trx: Kysely<Database>, queries: AdmissionQueries, agentId: string): Promise<number> {
   const row = await queries.bumpQueue.first(trx, { agentId });
   if (row === undefined) throw new Error(`the queue counter of agent ${agentId} was not returned`);
   return row.next_seq;
 }
 
 /** The turn holding the agent, if it is still running; a lease left by a turn that ended is dropped. */
-async function leaseHolder(trx: Transaction<Database>, queries: AdmissionQueries, agentId: string): Promise<string | undefined> {
+async function leaseHolder(trx: Kysely<Database>, queries: AdmissionQueries, agentId: string): Promise<string | undefined> {
   const lease = await queries.lease.first(trx, { agentId });
   if (lease === undefined) return undefined;
   if (lease.status !== null && !ENDED_STATUSES.includes(lease.status)) return lease.turn_id;
@@ -146,12 +153,12 @@ async function leaseHolder(trx: Transaction<Database>, queries: AdmissionQueries
   return undefined;
 }
 
-async function queuedAhead(trx: Transaction<Database>, queries: AdmissionQueries, options: { agentId: string; priority: number; seq: number }): Promise<number> {
+async function queuedAhead(trx: Kysely<Database>, queries: AdmissionQueries, options: { agentId: string; priority: number; seq: number }): Promise<number> {
   const row = await queries.queuedAhead.first(trx, options);
   return Number(row?.count ?? 0);
 }
 
-async function countQueued(trx: Transaction<Database>, agentId: string): Promise<number> {
+async function countQueued(trx: Kysely<Database>, agentId: string): Promise<number> {
   const row = await trx
     .selectFrom('turns')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))

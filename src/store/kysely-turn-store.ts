@@ -238,7 +238,8 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   admitTurn(request: AdmissionRequest): Promise<Admission> {
-    return coordination.admitTurn(this.#db, request, this.#toolSets, this.#admission);
+    const transact: coordination.Transact = this.#hotWrites?.transact ?? ((work) => this.#db.transaction().execute(work));
+    return coordination.admitTurn(transact, request, this.#toolSets, this.#admission);
   }
 
   promoteQueuedTurn(options: { turnId: string; agentId: string; owner: string; now: string }): Promise<Promotion> {
@@ -271,7 +272,7 @@ export class KyselyTurnStore implements TurnStore {
 }
 
 /** Inserts a new turn's record and what it was given; `placement` says whether it waits in its agent's queue. */
-export async function insertNewTurn(trx: Transaction<Database>, turn: NewTurn, toolSets: ToolSetWriter, queries: AdmissionQueries, placement?: TurnPlacement): Promise<void> {
+export async function insertNewTurn(trx: Kysely<Database>, turn: NewTurn, toolSets: ToolSetWriter, queries: AdmissionQueries, placement?: TurnPlacement): Promise<void> {
   const { record } = turn;
   await queries.insertTurn.run(trx, {
     id: record.id,

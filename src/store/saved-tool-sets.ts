@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './database-schema.js';
 
 /** Tool sets remembered; past this many the memory starts over (each is kilobytes of JSON). */
@@ -30,7 +30,7 @@ export class ToolSetWriter {
   }
 
   /** Stores the set (unless it is known to be stored) and returns its hash. */
-  async save(trx: Transaction<Database>, json: string): Promise<string> {
+  async save(trx: Kysely<Database>, json: string): Promise<string> {
     const known = this.#saved.get(json) ?? this.#written.get(json);
     if (known !== undefined) return known;
     const hash = createHash('sha256').update(json).digest('hex');

@@ -11,6 +11,8 @@ export interface SqliteHotWrites {
   appendEvents(turnId: string, events: readonly StoredEvent[], progress: TurnProgress | undefined): Promise<void>;
   /** The turn's last events, its final record and (when asked) its agent's lease given back, in one transaction. */
   finishTurn(turnId: string, events: readonly StoredEvent[], finish: TurnFinish, releaseAgent: string | undefined): Promise<void>;
+  /** Work through Kysely as one transaction, committed with the group it joins (see SqliteWriteGroup.transact). */
+  readonly transact: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -76,5 +78,6 @@ export function createSqliteHotWrites(db: Kysely<Database>, sqlite: BetterSqlite
       run((statements) => {
         statements.finish(turnId, events, finish, releaseAgent);
       }),
+    transact: (work) => group.transact(work),
   };
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database-schema.js';
 import { SqliteWriteGroup } from '../../src/store/sqlite-write-group.js';
@@ -78,5 +78,43 @@ describe('the SQLite store\'s group commit', () => {
     // The group goes on working afterwards.
     await group.run(insert('z'));
     expect(rows()).toEqual(['z']);
+  });
+
+  it('runs work through Kysely as a transaction of the group: it reads its own writes, commits with the rest, and resolves with its result', async () => {
+    const reader = other();
+    const seenByOthers: string[][] = [];
+    const [, counted] = await Promise.all([
+      group.run(insert('sync')),
+      group.transact(async (trx) => {
+        await sql`insert into items (name) values (${'work'})`.execute(trx);
+        const { rows: inside } = await sql<{ count: number }>`select count(*) as count from items`.execute(trx);
+        seenByOthers.push(rows(reader));
+        return inside[0]?.count;
+      }),
+      group.run(insert('after')),
+    ]);
+    expect(counted).toBe(2); // its own row and the write before it in the group
+    expect(seenByOthers).toEqual([[]]);
+    expect(rows(reader)).toEqual(['after', 'sync', 'work']);
+    reader.close();
+  });
+
+  it('keeps nothing of work that throws, and fails it alone with its own error', async () => {
+    class Decided extends Error {}
+    const outcomes = await Promise.allSettled([
+      group.transact(async (trx) => {
+        await sql`insert into items (name) values (${'undone'})`.execute(trx);
+        throw new Decided('not this one');
+      }),
+      group.transact(async (trx) => {
+        await sql`insert into items (name) values (${'kept'})`.execute(trx);
+        return 'ok';
+      }),
+      group.run(insert('also kept')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(Decided);
+    expect((outcomes[1] as PromiseFulfilledResult<string>).value).toBe('ok');
+    expect(rows()).toEqual(['also kept', 'kept']);
   });
 });
