@@ -62,6 +62,32 @@ describe('watchClientDeparture', () => {
     expect(log.slice(4).sort()).toEqual(names.map((name) => `unwind ${name}`));
   });
 
+  it('makes the errors of the aborts themselves without stacks, and those of the unwinding after them with', async () => {
+    const stacks: { during?: string | undefined; after?: string | undefined; limitAfter?: number } = {};
+    const limit = Error.stackTraceLimit;
+    const quiet = createServer((_incoming, response) => {
+      const departure = watchClientDeparture(response);
+      departure.addEventListener('abort', () => {
+        stacks.during = new Error('made by an abort listener').stack;
+        queueMicrotask(() => {
+          stacks.after = new Error('made by the unwinding').stack;
+          stacks.limitAfter = Error.stackTraceLimit;
+        });
+      });
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.flushHeaders();
+    });
+    server = quiet;
+    quiet.listen(0, '127.0.0.1');
+    await once(quiet, 'listening');
+    const stream = await openStream((quiet.address() as AddressInfo).port, 'x');
+    stream.destroy();
+    for (let waited = 0; stacks.after === undefined && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(stacks.during).toBe('Error: made by an abort listener');
+    expect(stacks.after).toMatch(/^Error: made by the unwinding\n\s+at /);
+    expect(stacks.limitAfter).toBe(limit);
+  });
+
   it('aborts at once for a client that had already gone, and never for one whose answer was complete', async () => {
     const response = { destroyed: true, socket: null } as unknown as Parameters<typeof watchClientDeparture>[0];
     const signal = watchClientDeparture(response);
