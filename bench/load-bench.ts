@@ -43,7 +43,9 @@ export async function runLoadBench(): Promise<void> {
   const { service, baseUrl } = await spawnService({
     dataDir,
     providerUrl: provider.baseUrl,
-    env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}` },
+    // The held `web_fetch` requests must outlast the wait for the service to go quiet (up to 30 s,
+    // see untilQuiet): at the default 15 s the tool's own timeout could close them first.
+    env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`, WEB_FETCH_TIMEOUT_MS: '120000' },
     nodeArgs: SERVICE_NODE_ARGS,
   });
   try {
@@ -201,7 +203,11 @@ async function disconnectAll(options: {
   return Promise.all(
     labels.map(async (label) => {
       const ends = await Promise.all(options.ends(label));
-      return Math.max(...ends) - (left[label] ?? Number.NaN);
+      const latency = Math.max(...ends) - (left[label] ?? Number.NaN);
+      // A request closed before its client left (beyond the two processes' clocks' disagreement)
+      // was closed by something else, a timeout: not a figure of this bench.
+      if (!(latency > -5)) throw new Error(`the work of ${label} ended ${(-latency).toFixed(0)} ms before its client left`);
+      return latency;
     }),
   );
 }
