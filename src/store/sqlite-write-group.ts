@@ -12,6 +12,9 @@ type QueuedWrite =
       readonly reject: (error: unknown) => void;
     };
 
+/** How one write of a group went, known once it has run and settled once the group has committed. */
+type WriteResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
 /**
  * Commits the store's hot writes in groups: the writes asked for in one turn of the event loop
  * run in one SQLite transaction, each in a savepoint of its own. Turns' event flushes are timers,
@@ -83,7 +86,7 @@ export class SqliteWriteGroup {
   async #commit(): Promise<void> {
     const group = this.#queued;
     this.#queued = [];
-    const results = new Map<QueuedWrite, { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }>();
+    const results = new Map<QueuedWrite, WriteResult>();
     try {
       await this.#db.connection().execute(async (connection) => {
         const statements = this.#statements;
@@ -110,29 +113,32 @@ export class SqliteWriteGroup {
   }
 
   /** One write in its savepoint; throws only when SQLite has ended the group's transaction. */
-  async #runOne(queued: QueuedWrite, connection: Kysely<Database>): Promise<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }> {
+  async #runOne(queued: QueuedWrite, connection: Kysely<Database>): Promise<WriteResult> {
     try {
-      if (queued.kind === 'sync') {
-        this.#inSavepoint(queued.write);
-        return { ok: true, value: undefined };
-      }
-      const statements = this.#statements;
-      statements.savepoint.run();
-      try {
-        const value = await queued.work(connection);
-        statements.release.run();
-        return { ok: true, value };
-      } catch (error) {
-        if (this.#sqlite.inTransaction) {
-          statements.rollbackToSavepoint.run();
-          statements.release.run();
-        }
-        throw error;
-      }
+      if (queued.kind === 'work') return { ok: true, value: await this.#inAsyncSavepoint(queued.work, connection) };
+      this.#inSavepoint(queued.write);
+      return { ok: true, value: undefined };
     } catch (error) {
       // The transaction goes on without this write, unless SQLite has ended it.
       if (!this.#sqlite.inTransaction) throw error;
       return { ok: false, error };
+    }
+  }
+
+  /** What better-sqlite3's transaction functions do for a synchronous write, for one that awaits. */
+  async #inAsyncSavepoint(work: (db: Kysely<Database>) => Promise<unknown>, connection: Kysely<Database>): Promise<unknown> {
+    const statements = this.#statements;
+    statements.savepoint.run();
+    try {
+      const value = await work(connection);
+      statements.release.run();
+      return value;
+    } catch (error) {
+      if (this.#sqlite.inTransaction) {
+        statements.rollbackToSavepoint.run();
+        statements.release.run();
+      }
+      throw error;
     }
   }
 }
