@@ -29,9 +29,44 @@ export function abortTogether(controller: AbortController, reason: unknown): voi
 function abortQueued(): void {
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
+  lastAbortsAt = performance.now();
   try {
     for (const { controller, reason } of queued.splice(0)) controller.abort(reason);
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
   }
+}
+
+/**
+ * How long the departures must have stopped before the unwinding waiting in `untilAbortsSettle`
+ * goes on, and the longest it waits.
+ */
+const SETTLE_QUIET_MS = 2;
+const SETTLE_MAX_MS = 30;
+
+let lastAbortsAt = Number.NEGATIVE_INFINITY;
+const settleWaiters: { readonly resolve: () => void; readonly since: number }[] = [];
+let settleTimer: NodeJS.Timeout | undefined;
+
+/**
+ * Resolves once no departure has been aborted for `SETTLE_QUIET_MS` (at most `SETTLE_MAX_MS`
+ * after the call). The unwinding of a cancelled turn awaits this before its costly part (its
+ * tools' and model call's failures, its last events), so that a crowd's later departures are
+ * read and aborted first: a crowd does not reach the service in one read of the event loop,
+ * and the unwinding of the first few, run at once, held up the reading of the rest. Cheap when
+ * nobody is leaving: one 2 ms timer, shared by every waiter.
+ */
+export function untilAbortsSettle(): Promise<void> {
+  return new Promise((resolve) => {
+    settleWaiters.push({ resolve, since: performance.now() });
+    settleTimer ??= setTimeout(releaseSettled, SETTLE_QUIET_MS);
+  });
+}
+
+function releaseSettled(): void {
+  settleTimer = undefined;
+  const now = performance.now();
+  const quiet = queued.length === 0 && now - lastAbortsAt >= SETTLE_QUIET_MS;
+  while (settleWaiters.length > 0 && (quiet || now - (settleWaiters[0]?.since ?? now) >= SETTLE_MAX_MS)) settleWaiters.shift()?.resolve();
+  if (settleWaiters.length > 0) settleTimer = setTimeout(releaseSettled, SETTLE_QUIET_MS);
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { untilAbortsSettle } from '../concurrency/abort-together.js';
 import { formatDuration } from '../format/format-duration.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { FunctionCallOutputItem } from '../models/model-client.js';
@@ -105,6 +106,8 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const durationMs = Math.round(runtime.clock.monotonicMs() - started);
 
   if (settled === 'stopped' || (!settled.ok && stoppedBy !== undefined)) {
+    // A cancelled call's unwinding waits while a crowd of clients is still leaving (see untilAbortsSettle).
+    if (stoppedBy === 'cancel') await untilAbortsSettle();
     void running.then((late) => {
       if (late.ok) context.logger.warn('a tool finished after it was stopped; its result was discarded');
     });

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { untilAbortsSettle } from '../concurrency/abort-together.js';
 import {
   ModelError,
   type ConversationItem,
@@ -228,7 +229,11 @@ export async function runTurnLoop(options: TurnLoopOptions): Promise<LoopOutcome
       }
     }
   } catch (error) {
-    if (cancelled()) return end({ kind: 'cancelled' });
+    if (cancelled()) {
+      // The rest of a cancelled turn's unwinding waits while a crowd of clients is still leaving (see untilAbortsSettle).
+      await untilAbortsSettle();
+      return end({ kind: 'cancelled' });
+    }
     if (!(error instanceof ModelError)) throw error;
     options.logger.warn({ err: error }, 'model call failed');
     return end({ kind: 'failed', error: { code: 'model_error', message: error.message }, text: streamedText === '' ? lastText : streamedText });

@@ -1,5 +1,6 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { untilAbortsSettle } from '../concurrency/abort-together.js';
 import { checkRequestUrl } from './check-request-url.js';
 import { createGuardedLookup, systemHostLookup, type HostLookup } from './guarded-lookup.js';
 import { readCappedBody } from './read-capped-body.js';
@@ -60,6 +61,8 @@ export async function guardedGet(options: GuardedGetOptions): Promise<GuardedRes
   try {
     return await followRedirects(options, signal);
   } catch (error) {
+    // A cancelled fetch's failure is made once a crowd of clients has finished leaving (see untilAbortsSettle).
+    if (options.signal?.aborted === true) await untilAbortsSettle();
     throw failureOf(error, { callerSignal: options.signal, timeoutSignal: timeout.signal });
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { createServer, request, type ClientRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, createServer, request, type ClientRequest, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchClientDeparture } from '../../src/http/client-departure.js';
 
@@ -106,5 +106,58 @@ describe('watchClientDeparture', () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('done');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(finished?.aborted).toBe(false);
+  });
+
+  it('sees a client leave when its end is read, before the answer closes', async () => {
+    const log: string[] = [];
+    const quiet = createServer((_incoming, response) => {
+      const departure = watchClientDeparture(response);
+      departure.addEventListener('abort', () => log.push('abort'));
+      response.once('close', () => log.push('close'));
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.flushHeaders();
+    });
+    server = quiet;
+    quiet.listen(0, '127.0.0.1');
+    await once(quiet, 'listening');
+    const client = connect((quiet.address() as AddressInfo).port, '127.0.0.1');
+    client.on('error', () => undefined);
+    client.write('GET /stream HTTP/1.1\r\nhost: localhost\r\n\r\n');
+    await once(client, 'data');
+    // Half-closed: the server reads the end, then ends its own side and closes.
+    client.end();
+    for (let waited = 0; log.length < 2 && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    client.destroy();
+    expect(log).toEqual(['abort', 'close']);
+  });
+
+  it('leaves nothing on a kept-alive socket once an answer is complete, and a later end aborts none of them', async () => {
+    const signals: AbortSignal[] = [];
+    const endListeners: number[] = [];
+    const quiet = createServer((incoming, answer) => {
+      signals.push(watchClientDeparture(answer));
+      endListeners.push(incoming.socket.listenerCount('end'));
+      answer.end('done');
+    });
+    server = quiet;
+    quiet.listen(0, '127.0.0.1');
+    await once(quiet, 'listening');
+    const { port } = quiet.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    for (let count = 0; count < 12; count += 1) {
+      await new Promise<void>((resolve, reject) => {
+        const outgoing = request({ host: '127.0.0.1', port, path: '/', agent }, (answer) => {
+          answer.resume();
+          answer.once('end', resolve);
+        });
+        outgoing.on('error', reject);
+        outgoing.end();
+      });
+    }
+    // One socket served them all, and each answer's watch was gone before the next began.
+    expect(new Set(endListeners).size).toBe(1);
+    agent.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(signals.filter((signal) => signal.aborted)).toEqual([]);
   });
 });

@@ -42,7 +42,7 @@ export interface FakeRequestBody {
 export interface FakeExchangeEnd {
   /** `client-disconnected`: the client went away before the response was over. */
   readonly how: 'completed' | 'client-disconnected' | 'server-destroyed';
-  /** `performance.now()` when the connection closed. */
+  /** `performance.now()` when the exchange ended; for a client that left, when its close was first read (the socket's end or error). */
   readonly atMs: number;
 }
 
@@ -145,7 +145,17 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
       timers.add(timer);
       pending.add(timer);
     };
+    // When the client's close reached us: the socket's end or error is read in the poll phase,
+    // while `close` comes a turn or two of the event loop later (after a crowd's worth of them).
+    let goneAtMs: number | undefined;
+    const noteGone = (): void => {
+      goneAtMs ??= performance.now();
+    };
+    incoming.socket.prependOnceListener('end', noteGone);
+    incoming.socket.prependOnceListener('error', noteGone);
     res.on('close', () => {
+      incoming.socket.removeListener('end', noteGone);
+      incoming.socket.removeListener('error', noteGone);
       for (const timer of pending) {
         clearTimeout(timer);
         timers.delete(timer);
@@ -155,7 +165,7 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
         disconnects.push(request);
         settle(disconnectWaiters, disconnects);
       }
-      resolveEnded({ how, atMs: performance.now() });
+      resolveEnded({ how, atMs: how === 'client-disconnected' ? (goneAtMs ?? performance.now()) : performance.now() });
     });
     if (recordRequests) requests.push(request);
     lastRequest = request;
