@@ -13,10 +13,14 @@ export const BENCH_FILES = ['alpha.md', 'beta.md', 'gamma.md', 'delta.md'];
  * the conversation holds two rounds of outputs, then a final answer. Stateless: it reads the
  * request's own input, so the service and the plain loop get exactly the same answers.
  */
-export function benchStep(request: FakeRequest): FakeStep {
+/** Which of its turn's model calls `request` is: 0 for the first, `MODEL_CALLS_PER_TURN - 1` for the last. */
+export function benchRound(request: FakeRequest): number {
   const input = Array.isArray(request.body.input) ? (request.body.input as { type?: string }[]) : [];
-  const outputs = input.filter((item) => item.type === 'function_call_output').length;
-  const round = outputs / READS_PER_ROUND;
+  return input.filter((item) => item.type === 'function_call_output').length / READS_PER_ROUND;
+}
+
+export function benchStep(request: FakeRequest): FakeStep {
+  const round = benchRound(request);
   if (round >= MODEL_CALLS_PER_TURN - 1) return { text: ['All four files', ' read twice; done.'], usage: { inputTokens: 900, outputTokens: 12 } };
   return {
     text: round === 0 ? ['Reading the files.'] : ['Reading them again.'],

@@ -5,7 +5,10 @@
  *    with a model that takes BENCH_LOAD_MODEL_MS (default 2,000 ms) per call, so turns are
  *    long and mostly waiting: all must complete; printed are the service's RSS per turn in
  *    flight beyond its idle baseline, its event-loop delay p99 over the run (the service's own
- *    `monitorEventLoopDelay`, read from /metrics) and its CPU per turn.
+ *    `monitorEventLoopDelay`, read from /metrics) and its CPU per turn. Then the same turns
+ *    again, held at their last model call until every one waits there: after one full garbage
+ *    collection (through the inspector, started by SIGUSR1) and BENCH_SETTLE_MS idle, the RSS
+ *    and heap used per waiting turn beyond the idle baseline.
  * 2. Disconnect → abort at BENCH_ABORT_TURNS (default 200) at once: every client goes away
  *    together, and the time until each turn's model request is closed at the provider, and
  *    until each of its running tools' requests is closed (two `web_fetch` calls per turn,
@@ -22,8 +25,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { WebSocket } from 'undici';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, benchStep, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, benchRound, benchStep, freePort, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 
 const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
 const MODEL_MS = Number(process.env['BENCH_LOAD_MODEL_MS'] ?? 2000);
@@ -34,6 +38,8 @@ const ABORT_ROUNDS = Number(process.env['BENCH_ABORT_ROUNDS'] ?? 5);
 /** Extra Node options for the service (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it under the load). */
 const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
 const RSS_TARGET_KB = 100;
+/** How long the service idles, every turn waiting, before its settled memory is read. */
+const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 3_000);
 const ABORT_TARGET_MS = 50;
 
 export async function runLoadBench(): Promise<void> {
@@ -45,13 +51,15 @@ export async function runLoadBench(): Promise<void> {
     await mkdir(home, { recursive: true });
     for (const file of BENCH_FILES) await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100)}`);
   }
+  const inspectPort = await freePort();
   const { service, baseUrl } = await spawnService({
     dataDir,
     providerUrl: provider.baseUrl,
     // The held `web_fetch` requests must outlast the wait for the service to go quiet (up to 30 s,
     // see untilQuiet): at the default 15 s the tool's own timeout could close them first.
     env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`, WEB_FETCH_TIMEOUT_MS: '120000' },
-    nodeArgs: SERVICE_NODE_ARGS,
+    // Where the inspector listens once SIGUSR1 starts it, for the settled reading (see collectGarbage); off until then.
+    nodeArgs: [...SERVICE_NODE_ARGS, `--inspect-port=127.0.0.1:${inspectPort}`],
   });
   try {
     await waitForHealth(baseUrl);
@@ -62,6 +70,7 @@ export async function runLoadBench(): Promise<void> {
     await Promise.all(Array.from({ length: 20 }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'))));
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const baselineKb = await rssKb(pid);
+    const baselineHeapKb = await heapUsedKb(baseUrl);
     provider.setDefault(slowStep);
     await scrapeEventLoopP99(baseUrl); // starts the service's delay histogram afresh
     const cpu0 = await processCpuMs(pid);
@@ -84,6 +93,30 @@ export async function runLoadBench(): Promise<void> {
     console.log(`  service RSS: ${(baselineKb / 1024).toFixed(0)} MB idle, ${(peakKb / 1024).toFixed(0)} MB at the peak → ${perTurnKb.toFixed(1)} KB per turn in flight (target < ${RSS_TARGET_KB} KB)${perTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
     console.log(`  service event-loop delay p99 over the run: ${loopP99Ms.toFixed(1)} ms; service CPU ${cpuPerTurn.toFixed(2)} ms per turn`);
     if (completed !== LOAD_TURNS) throw new Error(`${LOAD_TURNS - completed} of the ${LOAD_TURNS} turns did not complete`);
+
+    // ---- 1b. the same turns again, every one of them waiting on its last model call, read once the service has settled
+    let waitingOnLast = 0;
+    provider.setDefault((request) => {
+      if (benchRound(request) < MODEL_CALLS_PER_TURN - 1) return benchStep(request);
+      waitingOnLast += 1;
+      return { hang: true };
+    });
+    const leave = new AbortController();
+    const parked = Array.from({ length: LOAD_TURNS }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'), leave.signal).catch(() => 'left'));
+    for (let waited = 0; waitingOnLast < LOAD_TURNS; waited += 100) {
+      if (waited > 120_000) throw new Error(`only ${waitingOnLast} of ${LOAD_TURNS} turns reached their last model call`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await untilQuiet(pid);
+    // What the bursts left behind is not what a waiting turn holds: collect it first, then let the pages go back.
+    await collectGarbage(pid, inspectPort);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const settledKb = await rssKb(pid);
+    const settledHeapKb = await heapUsedKb(baseUrl);
+    leave.abort();
+    await Promise.all(parked);
+    const settledPerTurnKb = (settledKb - baselineKb) / LOAD_TURNS;
+    console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}; heap used ${((settledHeapKb - baselineHeapKb) / LOAD_TURNS).toFixed(1)} KB per waiting turn`);
 
     // ---- 2. everyone leaves at once: the model request, then the tools
     const clients = startDisconnectClients(baseUrl);
@@ -316,6 +349,47 @@ async function startHoldingServer(): Promise<{ port: number; arrived: () => numb
 async function rssKb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+}
+
+/**
+ * Has the service run a full garbage collection, through its inspector (`HeapProfiler.collectGarbage`),
+ * then detaches: what is left on the heap is what the turns hold. The inspector is started here, by
+ * SIGUSR1, so that the load before it ran without one.
+ */
+async function collectGarbage(pid: number, inspectPort: number): Promise<void> {
+  process.kill(pid, 'SIGUSR1');
+  let targets: { webSocketDebuggerUrl?: string }[] = [];
+  for (let tries = 0; targets.length === 0; tries += 1) {
+    if (tries > 100) throw new Error('the service\'s inspector never answered');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    targets = await fetch(`http://127.0.0.1:${inspectPort}/json/list`)
+      .then(async (answer) => (await answer.json()) as { webSocketDebuggerUrl?: string }[])
+      .catch(() => []);
+  }
+  const url = targets[0]?.webSocketDebuggerUrl;
+  if (url === undefined) throw new Error('the service has no inspector target');
+  const socket = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => {
+      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+    });
+    socket.addEventListener('message', (message) => {
+      const answer = JSON.parse(String(message.data)) as { id?: number; error?: { message: string } };
+      if (answer.id !== 1) return;
+      if (answer.error === undefined) resolve();
+      else reject(new Error(`the inspector refused: ${answer.error.message}`));
+    });
+    socket.addEventListener('error', () => {
+      reject(new Error('the inspector connection failed'));
+    });
+  });
+  socket.close();
+}
+
+/** The service's `nodejs_heap_size_used_bytes` (prom-client's process metrics), in KB. */
+async function heapUsedKb(baseUrl: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? Number.NaN) / 1024;
 }
 
 /** The service's `nodejs_eventloop_lag_p99_seconds` in ms: since the previous scrape (prom-client resets it on each). */
