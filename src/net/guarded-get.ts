@@ -61,8 +61,12 @@ export async function guardedGet(options: GuardedGetOptions): Promise<GuardedRes
   try {
     return await followRedirects(options, signal);
   } catch (error) {
-    // A cancelled fetch's failure is made once a crowd of clients has finished leaving (see untilAbortsSettle).
-    if (options.signal?.aborted === true) await untilAbortsSettle();
+    // A cancelled fetch's failure is made once a crowd of clients has finished leaving (see
+    // untilAbortsSettle); its timeout is stopped first, so that the wait cannot turn it into one.
+    if (options.signal?.aborted === true) {
+      clearTimeout(timer);
+      await untilAbortsSettle();
+    }
     throw failureOf(error, { callerSignal: options.signal, timeoutSignal: timeout.signal });
   } finally {
     clearTimeout(timer);
