@@ -61,8 +61,10 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (command.leave === true) {
     const left: Record<string, number> = {};
     for (const client of clients) {
-      client.request.destroy();
+      // Noted first: a client descheduled after its destroy() would otherwise note its leaving
+      // after the service had already seen it.
       left[client.label] = wallClockMs();
+      client.request.destroy();
     }
     process.stdout.write(`${JSON.stringify({ left })}\n`);
   }

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'undici';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
+import { noteClientClose } from '../test/support/note-client-close.js';
 import { BENCH_FILES, MODEL_CALLS_PER_TURN, benchRound, benchStep, freePort, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 
 const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
@@ -321,15 +322,12 @@ async function startHoldingServer(): Promise<{ port: number; arrived: () => numb
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     arrived += 1;
     const waiting = entry(request.url ?? '');
-    // Timed when the close is first read (the socket's end or error, in the poll phase), not at
-    // `close`, which comes a turn or two of the event loop later: the bench times the service, not
-    // this process's handling of hundreds of closing sockets.
-    const gone = (): void => {
-      waiting.resolve(wallClock(performance.now()));
-    };
-    request.socket.prependOnceListener('end', gone);
-    request.socket.prependOnceListener('error', gone);
-    response.on('close', gone);
+    // Timed when the close is first read, not at `close`: the bench times the service, not this
+    // process's handling of hundreds of closing sockets.
+    const closedAt = noteClientClose(request, response);
+    response.on('close', () => {
+      waiting.resolve(wallClock(closedAt() ?? performance.now()));
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -386,17 +384,19 @@ async function collectGarbage(pid: number, inspectPort: number): Promise<void> {
   socket.close();
 }
 
-/** The service's `nodejs_heap_size_used_bytes` (prom-client's process metrics), in KB. */
-async function heapUsedKb(baseUrl: string): Promise<number> {
+/** One unlabelled series of the service's `/metrics` (prom-client's process metrics among them). */
+async function scrapeMetric(baseUrl: string, name: string): Promise<number> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? Number.NaN) / 1024;
+  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
 }
 
-/** The service's `nodejs_eventloop_lag_p99_seconds` in ms: since the previous scrape (prom-client resets it on each). */
+async function heapUsedKb(baseUrl: string): Promise<number> {
+  return (await scrapeMetric(baseUrl, 'nodejs_heap_size_used_bytes')) / 1024;
+}
+
+/** The service's event-loop delay p99 in ms, since the previous scrape (prom-client resets it on each). */
 async function scrapeEventLoopP99(baseUrl: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const value = /^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text)?.[1];
-  return Number(value ?? Number.NaN) * 1000;
+  return (await scrapeMetric(baseUrl, 'nodejs_eventloop_lag_p99_seconds')) * 1000;
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) await runLoadBench();

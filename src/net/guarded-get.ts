@@ -1,6 +1,5 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { untilAbortsSettle } from '../concurrency/abort-together.js';
 import { checkRequestUrl } from './check-request-url.js';
 import { createGuardedLookup, systemHostLookup, type HostLookup } from './guarded-lookup.js';
 import { readCappedBody } from './read-capped-body.js';
@@ -61,12 +60,6 @@ export async function guardedGet(options: GuardedGetOptions): Promise<GuardedRes
   try {
     return await followRedirects(options, signal);
   } catch (error) {
-    // A cancelled fetch's failure is made once a crowd of clients has finished leaving (see
-    // untilAbortsSettle); its timeout is stopped first, so that the wait cannot turn it into one.
-    if (options.signal?.aborted === true) {
-      clearTimeout(timer);
-      await untilAbortsSettle();
-    }
     throw failureOf(error, { callerSignal: options.signal, timeoutSignal: timeout.signal });
   } finally {
     clearTimeout(timer);

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { openStream } from '../support/sse-client.js';
@@ -133,6 +134,38 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
       if (record.status !== 'running') break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    expect(record).toMatchObject({ status: 'cancelled', error: { reason: 'client_disconnected' } });
+  });
+
+  it('takes a client that half-closes its connection mid-stream for gone: the provider request is aborted and the turn cancelled', async () => {
+    const disconnectsBefore = provider.disconnects.length;
+    provider.enqueue({ text: ['Thinking', ' very', ' slowly'], hang: true });
+    const body = JSON.stringify({ agent: { id: 'provider-agent' }, input: 'hang, then half-close', model: { name: 'gpt-5.1' } });
+    const { port } = new URL(runtime.baseUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /turns HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: text/event-stream\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    for (let waited = 0; !received.includes('event: message.delta') && waited < 5000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    const turnId = /turn-id: (\S+)/i.exec(received)?.[1] ?? '';
+    expect(turnId).not.toBe('');
+    // Our side only: the socket stays open for reading, as a client that sent all it meant to would leave it.
+    socket.end();
+    const gone = await provider.waitForDisconnect(disconnectsBefore + 1);
+    expect((await gone.ended).how).toBe('client-disconnected');
+    let record;
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      record = await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
+      if (record.status !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    socket.destroy();
     expect(record).toMatchObject({ status: 'cancelled', error: { reason: 'client_disconnected' } });
   });
 });

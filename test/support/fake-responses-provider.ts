@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { buildResponseFrames, type FakeStreamStep } from './fake-responses-events.js';
+import { noteClientClose } from './note-client-close.js';
 
 export type { FakeFunctionCall, FakeStreamStep } from './fake-responses-events.js';
 
@@ -145,17 +146,8 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
       timers.add(timer);
       pending.add(timer);
     };
-    // When the client's close reached us: the socket's end or error is read in the poll phase,
-    // while `close` comes a turn or two of the event loop later (after a crowd's worth of them).
-    let goneAtMs: number | undefined;
-    const noteGone = (): void => {
-      goneAtMs ??= performance.now();
-    };
-    incoming.socket.prependOnceListener('end', noteGone);
-    incoming.socket.prependOnceListener('error', noteGone);
+    const clientClosedAt = noteClientClose(incoming, res);
     res.on('close', () => {
-      incoming.socket.removeListener('end', noteGone);
-      incoming.socket.removeListener('error', noteGone);
       for (const timer of pending) {
         clearTimeout(timer);
         timers.delete(timer);
@@ -165,7 +157,7 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
         disconnects.push(request);
         settle(disconnectWaiters, disconnects);
       }
-      resolveEnded({ how, atMs: how === 'client-disconnected' ? (goneAtMs ?? performance.now()) : performance.now() });
+      resolveEnded({ how, atMs: how === 'client-disconnected' ? (clientClosedAt() ?? performance.now()) : performance.now() });
     });
     if (recordRequests) requests.push(request);
     lastRequest = request;
