@@ -71,7 +71,7 @@ export async function runLoadBench(): Promise<void> {
     await Promise.all(Array.from({ length: 20 }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'))));
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const baselineKb = await rssKb(pid);
-    const baselineHeapKb = await heapUsedKb(baseUrl);
+    const baselineMemory = await memoryKb(baseUrl);
     provider.setDefault(slowStep);
     await scrapeEventLoopP99(baseUrl); // starts the service's delay histogram afresh
     const cpu0 = await processCpuMs(pid);
@@ -113,11 +113,13 @@ export async function runLoadBench(): Promise<void> {
     await collectGarbage(pid, inspectPort);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const settledKb = await rssKb(pid);
-    const settledHeapKb = await heapUsedKb(baseUrl);
+    const settledMemory = await memoryKb(baseUrl);
     leave.abort();
     await Promise.all(parked);
     const settledPerTurnKb = (settledKb - baselineKb) / LOAD_TURNS;
-    console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}; heap used ${((settledHeapKb - baselineHeapKb) / LOAD_TURNS).toFixed(1)} KB per waiting turn`);
+    console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
+    const perWaiting = (part: keyof typeof settledMemory): string => ((settledMemory[part] - baselineMemory[part]) / LOAD_TURNS).toFixed(1);
+    console.log(`    of which, per waiting turn: V8 heap used ${perWaiting('heapUsed')} KB (heap allocated ${perWaiting('heapTotal')} KB), outside the heap (buffers, ArrayBuffers) ${perWaiting('external')} KB`);
 
     // ---- 2. everyone leaves at once: the model request, then the tools
     const clients = startDisconnectClients(baseUrl);
@@ -390,8 +392,12 @@ async function scrapeMetric(baseUrl: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
 }
 
-async function heapUsedKb(baseUrl: string): Promise<number> {
-  return (await scrapeMetric(baseUrl, 'nodejs_heap_size_used_bytes')) / 1024;
+/** The service's memory as its process metrics give it, in KB: V8's heap used and allocated, and memory outside it. */
+async function memoryKb(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const [heapUsed, heapTotal, external] = await Promise.all(
+    ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'].map(async (name) => (await scrapeMetric(baseUrl, name)) / 1024),
+  );
+  return { heapUsed: heapUsed ?? Number.NaN, heapTotal: heapTotal ?? Number.NaN, external: external ?? Number.NaN };
 }
 
 /** The service's event-loop delay p99 in ms, since the previous scrape (prom-client resets it on each). */
