@@ -1,4 +1,5 @@
 import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-client.js';
+import { withOutputJson } from '../output-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
 import { executeToolCall, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
@@ -110,7 +111,10 @@ export async function dispatchToolCalls(options: {
   const slots = calls.map((call, position): FunctionCallOutputItem | undefined => {
     if (parkedAt.has(position)) return undefined;
     const outcome = outcomes[position];
-    if (outcome !== undefined) return { type: 'function_call_output', call_id: call.callId, output: outcome.output };
+    if (outcome !== undefined) {
+      const item: FunctionCallOutputItem = { type: 'function_call_output', call_id: call.callId, output: outcome.output };
+      return outcome.outputJson === undefined ? item : withOutputJson(item, outcome.outputJson);
+    }
     const skippedBecause = terminatedBy === undefined ? NOT_STARTED : PRIOR_TERMINATION;
     runtime.emit({
       type: 'tool.failed',

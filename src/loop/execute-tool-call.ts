@@ -4,6 +4,7 @@ import { untilAbortsSettle } from '../concurrency/abort-together.js';
 import { formatDuration } from '../format/format-duration.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { FunctionCallOutputItem } from '../models/model-client.js';
+import { withOutputJson } from '../output-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
 import type { ToolFailureCode, TurnEventBody } from '../turns/turn-events.js';
@@ -16,6 +17,8 @@ export interface CallOutcome {
   readonly output: FunctionCallOutputItem['output'];
   readonly terminate: boolean;
   readonly result?: AgentToolResult;
+  /** `JSON.stringify(output)`, when it was made for the call's event (see output-json.ts). */
+  readonly outputJson?: string;
 }
 
 export interface ToolCallRuntime {
@@ -137,13 +140,17 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const completedLabel =
     tool.describeCompletedActivity === undefined ? label : safeLabel(() => tool.describeCompletedActivity?.(params, result) ?? label, label);
   const details = repair === 'none' ? result.details : { ...result.details, repair };
-  runtime.emit({
+  const text = resultText(result.content);
+  const output = toModelOutput(result.content);
+  // A text output is the same text in the event and in the next request: escaped once for both.
+  const outputJson = output === text ? JSON.stringify(text) : undefined;
+  const completed: TurnEventBody = {
     type: 'tool.completed',
     callId: call.callId,
     name: tool.name,
     ...namespace,
     label: completedLabel,
-    output: resultText(result.content),
+    output: text,
     ...(details === undefined ? {} : { details }),
     ...(result.completedActorEventIds === undefined || result.completedActorEventIds.length === 0
       ? {}
@@ -151,8 +158,9 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     durationMs,
     iteration: runtime.iteration,
     repair,
-  });
-  return { output: toModelOutput(result.content), terminate: result.terminate === true, result };
+  };
+  runtime.emit(outputJson === undefined ? completed : withOutputJson(completed, outputJson));
+  return { output, terminate: result.terminate === true, result, ...(outputJson === undefined ? {} : { outputJson }) };
 }
 
 function fail(

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json.js';
+import { takeOutputJson, stringifyWithOutputJson } from '../output-json.js';
 import type { ConversationItem, ModelRequest } from './model-client.js';
 
 /**
@@ -58,7 +59,8 @@ const itemTexts = new WeakMap<ConversationItem, Uint8Array>();
 function itemBytes(item: ConversationItem): Uint8Array {
   let bytes = itemTexts.get(item);
   if (bytes === undefined) {
-    bytes = encoder.encode(JSON.stringify(toResponsesItem(item)));
+    // A tool's output comes with its JSON text made, for its event (see output-json.ts).
+    bytes = encoder.encode(stringifyWithOutputJson(toResponsesItem(item), takeOutputJson(item)));
     itemTexts.set(item, bytes);
   }
   return bytes;

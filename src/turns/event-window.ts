@@ -1,3 +1,4 @@
+import { takeOutputJson, stringifyWithOutputJson } from '../output-json.js';
 import type { StoredEvent } from '../store/turn-store.js';
 import type { TurnEvent, TurnEventBody } from './turn-events.js';
 
@@ -12,7 +13,9 @@ export function numberEvent(options: { readonly turnId: string; readonly seq: nu
   // `type`, `turnId`, `seq`, `at` lead every event, so a person reading the stream sees them first.
   const { type, ...fields } = options.body;
   const event = { type, turnId: options.turnId, seq: options.seq, at: options.at, ...fields } as TurnEvent;
-  return { event, stored: { seq: event.seq, type: event.type, json: JSON.stringify(event) } };
+  // A tool's output comes with its JSON text made (see output-json.ts).
+  const json = stringifyWithOutputJson(event, takeOutputJson(options.body));
+  return { event, stored: { seq: event.seq, type: event.type, json } };
 }
 
 const MAX_EVENTS = 64;
