@@ -78,7 +78,7 @@ export async function createRuntime(options: {
   const { config, logger } = options;
   await prepareDataDir(config.dataDir);
   const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const store = await openTurnStoreOn(database);
+  const store = await openTurnStoreOn(database, { logger: logger.child({ component: 'store' }) });
   const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
   let durable: DurableWork | undefined;

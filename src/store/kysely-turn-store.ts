@@ -11,6 +11,7 @@ import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
 import { SavedToolSets, type ToolSetWriter } from './saved-tool-sets.js';
 import { AdmissionQueries } from './admission-queries.js';
+import type { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteHotWrites, type SqliteHotWrites } from './sqlite-hot-writes.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
 import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
@@ -27,9 +28,12 @@ export class KyselyTurnStore implements TurnStore {
   readonly #ownsLiveness: boolean;
   readonly #toolSets = new SavedToolSets();
   readonly #admission = new AdmissionQueries();
+  /** SQLite: the thread that checkpoints the WAL, stopped before the database closes. */
+  readonly #checkpointer: SqliteCheckpointer | undefined;
 
-  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined) {
+  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined, checkpointer: SqliteCheckpointer | undefined) {
     this.#db = db;
+    this.#checkpointer = checkpointer;
     this.#liveness = liveness ?? db;
     this.#ownsLiveness = liveness !== undefined;
     this.#hotWrites = sqlite === undefined ? undefined : createSqliteHotWrites(db, sqlite);
@@ -43,7 +47,13 @@ export class KyselyTurnStore implements TurnStore {
    */
   static async open(
     db: Kysely<Database>,
-    options: { readonly migrationTableSchema?: string; readonly sqlite?: BetterSqlite3.Database; readonly liveness?: Kysely<Database> } = {},
+    options: {
+      readonly migrationTableSchema?: string;
+      readonly sqlite?: BetterSqlite3.Database;
+      readonly liveness?: Kysely<Database>;
+      /** SQLite: starts the WAL's checkpointer, once the schema is up to date (see sqlite-checkpointer.ts). */
+      readonly startCheckpointer?: () => SqliteCheckpointer;
+    } = {},
   ): Promise<KyselyTurnStore> {
     const migrator = new Migrator({
       db,
@@ -55,7 +65,7 @@ export class KyselyTurnStore implements TurnStore {
       await Promise.all([db.destroy(), options.liveness?.destroy()]);
       throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : 'unknown error'}`, { cause: error });
     }
-    return new KyselyTurnStore(db, options.sqlite, options.liveness);
+    return new KyselyTurnStore(db, options.sqlite, options.liveness, options.startCheckpointer?.());
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
@@ -267,6 +277,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async close(): Promise<void> {
+    await this.#checkpointer?.stop();
     await Promise.all([this.#db.destroy(), this.#ownsLiveness ? this.#liveness.destroy() : undefined]);
   }
 }

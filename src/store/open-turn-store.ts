@@ -3,8 +3,10 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Database } from './database-schema.js';
 import { KyselyTurnStore } from './kysely-turn-store.js';
+import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { withStatementCache } from './statement-cache.js';
 import type { TurnStore } from './turn-store.js';
 
@@ -58,16 +60,32 @@ export async function openStoreDatabase(options: { readonly databaseUrl: string 
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), dialect: 'sqlite', schema: undefined, sqlite: database };
 }
 
-/** Opens the turn store over an opened database (migrating it); closing the store closes the database. */
-export async function openTurnStoreOn(database: StoreDatabase): Promise<TurnStore> {
+/**
+ * Opens the turn store over an opened database (migrating it); closing the store closes the
+ * database. On SQLite, a worker thread checkpoints the WAL from then on (sqlite-checkpointer.ts);
+ * `logger` hears if it fails.
+ */
+export async function openTurnStoreOn(database: StoreDatabase, options: { readonly logger?: Logger } = {}): Promise<TurnStore> {
+  const { sqlite } = database;
   return KyselyTurnStore.open(database.db, {
     ...(database.schema === undefined ? {} : { migrationTableSchema: database.schema }),
-    ...(database.sqlite === undefined ? {} : { sqlite: database.sqlite }),
+    ...(sqlite === undefined ? {} : { sqlite }),
     ...(database.liveness === undefined ? {} : { liveness: database.liveness }),
+    ...(sqlite === undefined || sqlite.memory
+      ? {}
+      : {
+          startCheckpointer: () =>
+            startSqliteCheckpointer({
+              database: sqlite,
+              onFailure: (error) => {
+                options.logger?.warn({ err: error }, 'the SQLite checkpoint thread stopped; the store checkpoints on its own connection again');
+              },
+            }),
+        }),
   });
 }
 
 /** Opens the turn store: its database and its migrations. */
-export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string }): Promise<TurnStore> {
-  return openTurnStoreOn(await openStoreDatabase(options));
+export async function openTurnStore(options: { readonly databaseUrl: string | undefined; readonly dataDir: string; readonly logger?: Logger }): Promise<TurnStore> {
+  return openTurnStoreOn(await openStoreDatabase(options), options);
 }

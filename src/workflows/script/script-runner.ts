@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { spawnModuleWorker } from '../../concurrency/spawn-module-worker.js';
 import type { ReplayOutcome, ReplayRequest } from './replay-protocol.js';
 
 /** The worker's heap beyond QuickJS's own limit: a guest can never grow the thread past this. */
@@ -97,7 +96,7 @@ export class ScriptRunner {
   #start(slot: Slot): Promise<Worker> {
     if (slot.ready !== undefined) return slot.ready;
     const ready = new Promise<Worker>((resolve, reject) => {
-      const worker = spawnScriptWorker();
+      const worker = spawnModuleWorker(import.meta.url, 'script-worker', { resourceLimits: WORKER_RESOURCE_LIMITS });
       slot.worker = worker;
       worker.once('message', () => {
         resolve(worker);
@@ -115,16 +114,4 @@ export class ScriptRunner {
     slot.ready = ready;
     return ready;
   }
-}
-
-/**
- * The built service runs `script-worker.js`; from source (tests, `npm run dev`) the worker
- * registers tsx first so it can load the TypeScript file.
- */
-function spawnScriptWorker(): Worker {
-  const compiled = new URL('./script-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return new Worker(compiled, { resourceLimits: WORKER_RESOURCE_LIMITS });
-  const source = new URL('./script-worker.ts', import.meta.url);
-  const bootstrap = "const { workerData } = require('node:worker_threads'); import('tsx/esm/api').then((api) => { api.register(); return import(workerData.entry); });";
-  return new Worker(bootstrap, { eval: true, workerData: { entry: source.href }, resourceLimits: WORKER_RESOURCE_LIMITS });
 }

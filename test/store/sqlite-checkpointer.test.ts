@@ -1,0 +1,132 @@
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSqliteCheckpointer, type SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
+import { openTurnStore } from '../../src/store/open-turn-store.js';
+
+/** The service's connection never checkpoints for itself in these tests, unless told to. */
+const NO_BACKSTOP = 1_000_000;
+/** Commits of 8 KiB, about one per millisecond: 12 MB in all. */
+const ROW = 'x'.repeat(8 * 1024);
+const BATCHES = 1500;
+
+let dir: string;
+let file: string;
+let database: BetterSqlite3.Database;
+const checkpointers: SqliteCheckpointer[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'checkpointer-'));
+  file = path.join(dir, 'store.sqlite');
+  database = new BetterSqlite3(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.exec('create table rows (body text not null)');
+});
+
+afterEach(async () => {
+  for (const checkpointer of checkpointers.splice(0)) await checkpointer.stop();
+  if (database.open) database.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function start(options: { readonly onFailure?: (error: Error) => void; readonly backstopPages?: number } = {}): SqliteCheckpointer {
+  const checkpointer = startSqliteCheckpointer({
+    database,
+    intervalMs: 10,
+    backstopPages: options.backstopPages ?? NO_BACKSTOP,
+    onFailure: options.onFailure ?? (() => undefined),
+  });
+  checkpointers.push(checkpointer);
+  return checkpointer;
+}
+
+/**
+ * Writes `batches` commits of `row`, letting the event loop run `pauseMs` between them, and
+ * resting 100 ms after every hundred, as a service's load comes and goes.
+ */
+async function writeMuch(row = ROW, pauseMs = 1, batches = BATCHES): Promise<number> {
+  const insert = database.prepare('insert into rows (body) values (?)');
+  for (let batch = 1; batch <= batches; batch += 1) {
+    insert.run(row);
+    if (pauseMs > 0) await sleep(batch % 100 === 0 ? 100 : pauseMs);
+  }
+  return batches * row.length;
+}
+
+const walBytes = async (): Promise<number> => (await stat(`${file}-wal`)).size;
+const autocheckpoint = (): unknown => database.pragma('wal_autocheckpoint', { simple: true });
+
+describe('the SQLite checkpoint thread', () => {
+  it('keeps the WAL small while the service connection never checkpoints', async () => {
+    await start().ready;
+    const written = await writeMuch();
+    // The WAL restarts from its beginning each time the thread has copied all of it between two
+    // commits: at the latest in each rest, so it never holds much more than a hundred commits.
+    expect(await walBytes()).toBeLessThan(written / 4);
+    expect(autocheckpoint()).toBe(NO_BACKSTOP);
+    expect(database.prepare('select count(*) as n from rows').get()).toEqual({ n: BATCHES });
+  });
+
+  it('leaves the rest to the service connection at its backstop when commits come faster than the thread can keep up', async () => {
+    const backstopPages = 500;
+    await start({ backstopPages }).ready;
+    // 49 MB, commit after commit: the thread never finds the WAL copied to its end before the next
+    // commit. The service's connection then checkpoints at its backstop, unless the thread holds
+    // the checkpoint at that moment (then at a later commit): the WAL stays within a few backstops.
+    const written = await writeMuch('y'.repeat(16 * 1024), 0, 3000);
+    const pageSize = Number(database.pragma('page_size', { simple: true }));
+    expect(await walBytes()).toBeLessThan(4 * backstopPages * pageSize);
+    expect(written).toBeGreaterThan(20 * backstopPages * pageSize);
+    expect(database.prepare('select count(*) as n from rows').get()).toEqual({ n: 3000 });
+  });
+
+  it('is what keeps it small: without it the WAL holds everything written', async () => {
+    database.pragma(`wal_autocheckpoint = ${NO_BACKSTOP}`);
+    const written = await writeMuch();
+    expect(await walBytes()).toBeGreaterThan(written);
+  });
+
+  it('gives checkpoints back to the service connection when stopped, and lets it be the last to close', async () => {
+    const checkpointer = start();
+    await checkpointer.ready;
+    await writeMuch();
+    await checkpointer.stop();
+    expect(autocheckpoint()).toBe(1000);
+    // The last connection to close checkpoints everything and removes the WAL: the thread's is closed.
+    database.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('says when the thread fails, and the service connection checkpoints for itself again', async () => {
+    // The file moves away under the open connection: the thread cannot open it by its name.
+    await rename(file, path.join(dir, 'moved.sqlite'));
+    const failures: Error[] = [];
+    const checkpointer = start({ onFailure: (error) => failures.push(error) });
+    await expect(checkpointer.ready).rejects.toThrow(/checkpoint thread stopped: .*SQLITE_CANTOPEN/);
+    expect(autocheckpoint()).toBe(1000);
+    // Told once, though the thread also exits after saying why.
+    await sleep(200);
+    expect(failures.map((error) => error.message)).toHaveLength(1);
+  });
+});
+
+describe('the turn store on SQLite', () => {
+  it('checkpoints from its thread, and closes it before the database', async () => {
+    const dataDir = path.join(dir, 'data');
+    const store = await openTurnStore({ databaseUrl: undefined, dataDir });
+    const turns = path.join(dataDir, 'turns.sqlite');
+    const own = new BetterSqlite3(turns, { readonly: true });
+    try {
+      expect(own.pragma('journal_mode', { simple: true })).toBe('wal');
+    } finally {
+      own.close();
+    }
+    await store.close();
+    expect(existsSync(`${turns}-wal`)).toBe(false);
+  });
+});
