@@ -20,6 +20,8 @@ export function numberEvent(options: { readonly turnId: string; readonly seq: nu
 
 const MAX_EVENTS = 64;
 const MAX_JSON_CHARS = 16 * 1024;
+/** How long a window keeps more than its last event once its turn has gone quiet. */
+export const QUIET_WINDOW_MS = 1000;
 
 /**
  * The most recent delivered events of a running turn, bounded by count and by size (the last
@@ -28,20 +30,29 @@ const MAX_JSON_CHARS = 16 * 1024;
  * store. Small on purpose: the window only has to bridge a store read and an attach, or a
  * consumer's short wait for its socket to drain, and every turn waiting on its model holds
  * one (with 1 MiB, a turn of eight file reads kept ~40 KB of event text here while it waited).
+ *
+ * For the same reason a window that has had no event for QUIET_WINDOW_MS keeps only its last
+ * one (see QuietWindows): a turn waiting seconds on its model would otherwise hold its last
+ * tool outputs' event text all that time (~14 KB for the bench's file reads), for listeners
+ * that would find every one of those events in the store anyway.
  */
 export class EventWindow {
   readonly #entries: NumberedEvent[] = [];
   #chars = 0;
   #lastSeq = 0;
+  /** When the last event came (performance.now()). */
+  #lastPushAt = 0;
 
   push(entry: NumberedEvent): void {
     this.#entries.push(entry);
     this.#chars += entry.stored.json.length;
     this.#lastSeq = entry.event.seq;
+    this.#lastPushAt = performance.now();
     while (this.#entries.length > 1 && (this.#entries.length > MAX_EVENTS || this.#chars > MAX_JSON_CHARS)) {
       const dropped = this.#entries.shift();
       this.#chars -= dropped?.stored.json.length ?? 0;
     }
+    if (this.#entries.length > 1) quietWindows.watch(this);
   }
 
   /** True when every delivered event after `afterSeq` is still here. */
@@ -54,4 +65,46 @@ export class EventWindow {
   after(afterSeq: number): NumberedEvent[] {
     return this.#entries.filter((entry) => entry.event.seq > afterSeq);
   }
+
+  /** Drops all but the last event if none came for `quietMs` by `now`; true once only one (or none) is left. */
+  trimIfQuiet(now: number, quietMs: number): boolean {
+    if (this.#entries.length <= 1) return true;
+    if (now - this.#lastPushAt < quietMs) return false;
+    this.#entries.splice(0, this.#entries.length - 1);
+    this.#chars = this.#entries[0]?.stored.json.length ?? 0;
+    return true;
+  }
 }
+
+/**
+ * The windows holding more than one event, swept once every QUIET_WINDOW_MS by one timer for
+ * the whole process (not one per turn), which runs only while some window is watched and
+ * never keeps the process alive. A window leaves the set once trimmed, so a finished turn's
+ * window is held here at most two sweeps.
+ */
+class QuietWindows {
+  readonly #watched = new Set<EventWindow>();
+  #timer: NodeJS.Timeout | undefined;
+
+  watch(window: EventWindow): void {
+    this.#watched.add(window);
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => {
+      this.#sweep();
+    }, QUIET_WINDOW_MS);
+    this.#timer.unref();
+  }
+
+  #sweep(): void {
+    const now = performance.now();
+    for (const window of this.#watched) {
+      if (window.trimIfQuiet(now, QUIET_WINDOW_MS)) this.#watched.delete(window);
+    }
+    if (this.#watched.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}
+
+const quietWindows = new QuietWindows();

@@ -65,6 +65,30 @@ describe('what a client is sent is what the store holds', () => {
     expect(eventsOf(replay)).toEqual(stored.slice(middle));
   });
 
+  it('a client that attaches while the turn waits quietly on its model (its in-memory window trimmed) is sent every event, as stored', async () => {
+    provider.enqueue({ text: ['looking'], calls: [{ name: 'list_files', arguments: '{}' }, { name: 'list_files', arguments: '{"path":"."}' }] }, { text: ['found ', 'nothing'], headersDelayMs: 3_000 });
+    const stream = await openStream({
+      url: `${runtime.baseUrl}/turns`,
+      body: { agent: { id: 'quiet-wait', tools: { computer: true } }, input: 'x', model: { name: 'gpt-5.1' } },
+    });
+    await stream.waitFor((message) => message.event === 'tool.completed');
+    const turnId = String(stream.response.headers['turn-id']);
+    // Past two sweeps of the quiet windows (QUIET_WINDOW_MS each): the run keeps only its last event now.
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
+    const seenSeq = (eventsOf(stream).at(-1) as Event).seq;
+    // From the start (the store), from just before the last event (the one the window kept), from a little further back (the store again).
+    const followers = [0, seenSeq - 1, seenSeq - 3].map((afterSeq) =>
+      openStream({ url: `${runtime.baseUrl}/turns/${turnId}/events`, method: 'GET', ...(afterSeq === 0 ? {} : { headers: { 'last-event-id': String(afterSeq) } }) }),
+    );
+    const attached = await Promise.all(followers);
+    await Promise.all([stream.ended, ...attached.map((follower) => follower.ended)]);
+    const streamed = eventsOf(stream) as Event[];
+    expect(streamed.at(-1)).toMatchObject({ type: 'turn.completed', output: 'found nothing' });
+    const stored = await storedEvents(runtime, turnId);
+    expect(streamed).toEqual(stored);
+    expect(attached.map((follower) => eventsOf(follower))).toEqual([stored, stored.slice(seenSeq - 1), stored.slice(seenSeq - 3)]);
+  });
+
   it('retries a store write that fails for a moment: nothing is lost, the stream matches the store', async () => {
     provider.enqueue({ text: ['before the fault'], calls: [{ name: 'list_files', arguments: '{}' }] }, { text: ['after ', 'the ', 'fault'], headersDelayMs: 300 });
     const stream = await openStream({
