@@ -1,5 +1,5 @@
 import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-client.js';
-import { withOutputJson } from '../output-json.js';
+import { jsonOutputItem } from '../models/item-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
 import { executeToolCall, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
@@ -112,8 +112,9 @@ export async function dispatchToolCalls(options: {
     if (parkedAt.has(position)) return undefined;
     const outcome = outcomes[position];
     if (outcome !== undefined) {
-      const item: FunctionCallOutputItem = { type: 'function_call_output', call_id: call.callId, output: outcome.output };
-      return outcome.outputJson === undefined ? item : withOutputJson(item, outcome.outputJson);
+      // A text output is kept as the JSON text it is sent as, and its text left to its event (see jsonOutputItem).
+      if (outcome.outputJson !== undefined) return jsonOutputItem(call.callId, outcome.outputJson);
+      return { type: 'function_call_output', call_id: call.callId, output: outcome.output };
     }
     const skippedBecause = terminatedBy === undefined ? NOT_STARTED : PRIOR_TERMINATION;
     runtime.emit({

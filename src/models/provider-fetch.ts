@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { EncodedBody } from './encode-responses-request.js';
+import { joinBody, type EncodedBody } from './encode-responses-request.js';
 
 /** What a failed request's answer may bring to its error: more is cut off. */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
@@ -24,7 +24,7 @@ class BodySource {
   takeJoined(): Buffer | undefined {
     const body = this.#body;
     this.#body = undefined;
-    return body === undefined ? undefined : Buffer.concat(body.pieces, body.byteLength);
+    return body === undefined ? undefined : joinBody(body);
   }
 }
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ModelClient, ModelRequest } from '../../src/models/model-client.js';
 import { createScriptedModel, type ScriptStep } from '../../src/models/scripted-model.js';
 import type { WorkerAgentTool } from '../../src/tools/define-worker-tool.js';
-import { encodeResponsesRequest, toResponsesItem } from '../../src/models/encode-responses-request.js';
+import { encodeResponsesRequest, joinBody } from '../../src/models/encode-responses-request.js';
+import { itemJson, toResponsesItem } from '../../src/models/item-json.js';
 import { takeOutputJson, stringifyWithOutputJson, withOutputJson } from '../../src/output-json.js';
 import { numberEvent } from '../../src/turns/event-window.js';
 import { callOutputs, eventsOf, runLoop, tool } from './loop-harness.js';
@@ -84,7 +85,7 @@ describe('a tool output through the loop', () => {
     const made = textsStringifyMade(() => {
       eventJson = numberEvent({ turnId: 'turn_1', seq: 2, at: '2026-12-02T00:00:00.000Z', body: completed }).stored.json;
       const encoded = encodeResponsesRequest({ model: 'm', request: second, includeEncryptedReasoning: false });
-      body = Buffer.concat(encoded.pieces).toString('utf8');
+      body = joinBody(encoded).toString('utf8');
     });
     // Nothing JSON.stringify made in either holds the output's escaped text: it was spliced in,
     // and then forgotten by the event and the item.
@@ -95,6 +96,18 @@ describe('a tool output through the loop', () => {
     expect(eventJson).toBe(JSON.stringify({ type, turnId: 'turn_1', seq: 2, at: '2026-12-02T00:00:00.000Z', ...fields }));
     expect(body).toContain(JSON.stringify(toResponsesItem(second.input.at(-1) ?? { type: 'message', role: 'user', content: '' })));
     expect(JSON.parse(body)).toMatchObject({ input: expect.arrayContaining([{ type: 'function_call_output', call_id: item?.call_id, output: OUTPUT }]) });
+  });
+
+  it('is kept in the conversation only as the JSON text it is sent as, its text left to its event', async () => {
+    const reader = tool({ name: 'read', execute: () => Promise.resolve({ content: OUTPUT }) });
+    const { requests } = await runKeepingRequests([reader], [{ text: 'Reading.', calls: [{ name: 'read', arguments: { id: 'a' } }] }, { text: 'Done.' }]);
+    const [item] = callOutputs(requests[1]);
+    if (item === undefined) throw new Error('the loop did not feed the output back');
+    // An accessor, not a data field holding the text (see jsonOutputItem); what it reads is the text.
+    const field = Object.getOwnPropertyDescriptor(item, 'output');
+    expect(typeof field?.get).toBe('function');
+    expect(item.output).toBe(OUTPUT);
+    expect(itemJson(item)).toBe(JSON.stringify({ type: 'function_call_output', call_id: item.call_id, output: OUTPUT }));
   });
 
   it('of image parts is serialised the ordinary way', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/json.js';
-import { encodeResponsesRequest, toResponsesItem } from '../../src/models/encode-responses-request.js';
+import { encodeResponsesRequest, joinBody } from '../../src/models/encode-responses-request.js';
+import { toResponsesItem } from '../../src/models/item-json.js';
 import type { ConversationItem, ModelRequest } from '../../src/models/model-client.js';
 
 const conversation: ConversationItem[] = [
@@ -14,9 +15,9 @@ const conversation: ConversationItem[] = [
 const tools: JsonObject[] = [{ type: 'function', name: 'read_file', description: 'Reads.', strict: true, parameters: { type: 'object', properties: {} } }];
 
 function responsesRequestJson(options: Parameters<typeof encodeResponsesRequest>[0]): string {
-  const { pieces, byteLength } = encodeResponsesRequest(options);
-  const bytes = Buffer.concat(pieces);
-  expect(bytes.byteLength).toBe(byteLength);
+  const body = encodeResponsesRequest(options);
+  const bytes = joinBody(body);
+  expect(bytes.byteLength).toBe(body.byteLength);
   return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
 }
 
