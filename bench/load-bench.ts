@@ -8,7 +8,8 @@
  *    `monitorEventLoopDelay`, read from /metrics) and its CPU per turn. Then the same turns
  *    again, held at their last model call until every one waits there: after one full garbage
  *    collection (through the inspector, started by SIGUSR1) and BENCH_SETTLE_MS idle, the RSS
- *    and heap used per waiting turn beyond the idle baseline.
+ *    and heap used per waiting turn beyond the idle baseline; and again at BENCH_LONG_SETTLE_MS
+ *    idle, once V8's memory reducer has given back the pages the bursts grew its heap by.
  * 2. Disconnect → abort at BENCH_ABORT_TURNS (default 200) at once: every client goes away
  *    together, and the time until each turn's model request is closed at the provider, and
  *    until each of its running tools' requests is closed (two `web_fetch` calls per turn,
@@ -20,6 +21,7 @@
  *    directly, with no service between.
  */
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -38,9 +40,24 @@ const WARMUP_ABORTS = 20;
 const ABORT_ROUNDS = Number(process.env['BENCH_ABORT_ROUNDS'] ?? 5);
 /** Extra Node options for the service (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it under the load). */
 const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+/** Extra environment for the service, `NAME=value` pairs split on spaces (say `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2` to run it on another allocator). */
+const SERVICE_ENV = Object.fromEntries(
+  (process.env['BENCH_SERVICE_ENV'] ?? '')
+    .split(' ')
+    .filter((pair) => pair.includes('='))
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const RSS_TARGET_KB = 100;
 /** How long the service idles, every turn waiting, before its settled memory is read. */
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 3_000);
+/** And again, this long idle in all: after V8's memory reducer has given back what the bursts grew the heap by. */
+const LONG_SETTLE_MS = Number(process.env['BENCH_LONG_SETTLE_MS'] ?? 20_000);
+/**
+ * A folder for two heap snapshots of the service: `waiting.heapsnapshot` with every turn waiting on
+ * its last model call, after the settled reading, and `after.heapsnapshot` once they have all ended
+ * (see summarize-heap.ts). Unset, none are taken.
+ */
+const HEAP_SNAPSHOT_DIR = process.env['BENCH_HEAP_SNAPSHOT_DIR'];
 const ABORT_TARGET_MS = 50;
 
 export async function runLoadBench(): Promise<void> {
@@ -58,7 +75,7 @@ export async function runLoadBench(): Promise<void> {
     providerUrl: provider.baseUrl,
     // The held `web_fetch` requests must outlast the wait for the service to go quiet (up to 30 s,
     // see untilQuiet): at the default 15 s the tool's own timeout could close them first.
-    env: { MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`, WEB_FETCH_TIMEOUT_MS: '120000' },
+    env: { ...SERVICE_ENV, MAX_CONCURRENT_TURNS: String(2 * Math.max(LOAD_TURNS, ABORT_TURNS)), WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${held.port}`, WEB_FETCH_TIMEOUT_MS: '120000' },
     // Where the inspector listens once SIGUSR1 starts it, for the settled reading (see collectGarbage); off until then.
     nodeArgs: [...SERVICE_NODE_ARGS, `--inspect-port=127.0.0.1:${inspectPort}`],
   });
@@ -114,12 +131,26 @@ export async function runLoadBench(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const settledKb = await rssKb(pid);
     const settledMemory = await memoryKb(baseUrl);
+    // V8 gives back the pages a burst grew its heap by only once its memory reducer has run, some seconds into idling.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, LONG_SETTLE_MS - SETTLE_MS)));
+    const longSettledKb = await rssKb(pid);
+    const longSettledMemory = await memoryKb(baseUrl);
+    if (HEAP_SNAPSHOT_DIR !== undefined) await collectGarbage(pid, inspectPort, path.join(HEAP_SNAPSHOT_DIR, 'waiting.heapsnapshot'));
     leave.abort();
     await Promise.all(parked);
+    if (HEAP_SNAPSHOT_DIR !== undefined) {
+      await untilQuiet(pid);
+      await collectGarbage(pid, inspectPort, path.join(HEAP_SNAPSHOT_DIR, 'after.heapsnapshot'));
+    }
     const settledPerTurnKb = (settledKb - baselineKb) / LOAD_TURNS;
     console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
-    const perWaiting = (part: keyof typeof settledMemory): string => ((settledMemory[part] - baselineMemory[part]) / LOAD_TURNS).toFixed(1);
-    console.log(`    of which, per waiting turn: V8 heap used ${perWaiting('heapUsed')} KB (heap allocated ${perWaiting('heapTotal')} KB), outside the heap (buffers, ArrayBuffers) ${perWaiting('external')} KB`);
+    const perWaiting = (memory: typeof settledMemory, part: keyof typeof settledMemory): string => ((memory[part] - baselineMemory[part]) / LOAD_TURNS).toFixed(1);
+    const parts = (memory: typeof settledMemory) =>
+      `V8 heap used ${perWaiting(memory, 'heapUsed')} KB (heap allocated ${perWaiting(memory, 'heapTotal')} KB), outside the heap (buffers, ArrayBuffers) ${perWaiting(memory, 'external')} KB`;
+    console.log(`    of which, per waiting turn: ${parts(settledMemory)}`);
+    const longPerTurnKb = (longSettledKb - baselineKb) / LOAD_TURNS;
+    console.log(`  still waiting, ${LONG_SETTLE_MS / 1000} s idle: RSS ${(longSettledKb / 1024).toFixed(0)} MB → ${longPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${longPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
+    console.log(`    of which, per waiting turn: ${parts(longSettledMemory)}`);
 
     // ---- 2. everyone leaves at once: the model request, then the tools
     const clients = startDisconnectClients(baseUrl);
@@ -354,9 +385,10 @@ async function rssKb(pid: number): Promise<number> {
 /**
  * Has the service run a full garbage collection, through its inspector (`HeapProfiler.collectGarbage`),
  * then detaches: what is left on the heap is what the turns hold. The inspector is started here, by
- * SIGUSR1, so that the load before it ran without one.
+ * SIGUSR1, so that the load before it ran without one. With `snapshotTo`, it then writes a heap
+ * snapshot of the service there (`HeapProfiler.takeHeapSnapshot`).
  */
-async function collectGarbage(pid: number, inspectPort: number): Promise<void> {
+async function collectGarbage(pid: number, inspectPort: number, snapshotTo?: string): Promise<void> {
   process.kill(pid, 'SIGUSR1');
   let targets: { webSocketDebuggerUrl?: string }[] = [];
   for (let tries = 0; targets.length === 0; tries += 1) {
@@ -369,21 +401,25 @@ async function collectGarbage(pid: number, inspectPort: number): Promise<void> {
   const url = targets[0]?.webSocketDebuggerUrl;
   if (url === undefined) throw new Error('the service has no inspector target');
   const socket = new WebSocket(url);
+  const snapshot = snapshotTo === undefined ? undefined : createWriteStream(snapshotTo);
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener('open', () => {
       socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
     });
     socket.addEventListener('message', (message) => {
-      const answer = JSON.parse(String(message.data)) as { id?: number; error?: { message: string } };
-      if (answer.id !== 1) return;
-      if (answer.error === undefined) resolve();
-      else reject(new Error(`the inspector refused: ${answer.error.message}`));
+      const answer = JSON.parse(String(message.data)) as { id?: number; method?: string; params?: { chunk?: string }; error?: { message: string } };
+      if (answer.method === 'HeapProfiler.addHeapSnapshotChunk') snapshot?.write(answer.params?.chunk ?? '');
+      if (answer.id === undefined) return;
+      if (answer.error !== undefined) reject(new Error(`the inspector refused: ${answer.error.message}`));
+      else if (answer.id === 1 && snapshotTo !== undefined) socket.send(JSON.stringify({ id: 2, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }));
+      else resolve();
     });
     socket.addEventListener('error', () => {
       reject(new Error('the inspector connection failed'));
     });
   });
   socket.close();
+  if (snapshot !== undefined) await new Promise((resolve) => snapshot.end(resolve));
 }
 
 /** One unlabelled series of the service's `/metrics` (prom-client's process metrics among them). */
