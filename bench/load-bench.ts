@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'undici';
+import { QUIET_WINDOW_MS } from '../src/turns/event-window.js';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
 import { noteClientClose } from '../test/support/note-client-close.js';
 import { BENCH_FILES, MODEL_CALLS_PER_TURN, benchRound, benchStep, freePort, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
@@ -53,9 +54,10 @@ const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 3_000);
 /** And again, this long idle in all: after V8's memory reducer has given back what the bursts grew the heap by. */
 const LONG_SETTLE_MS = Number(process.env['BENCH_LONG_SETTLE_MS'] ?? 20_000);
 /**
- * A folder for two heap snapshots of the service: `waiting.heapsnapshot` with every turn waiting on
- * its last model call, after the settled reading, and `after.heapsnapshot` once they have all ended
- * (see summarize-heap.ts). Unset, none are taken.
+ * A folder for three heap snapshots of the service: `baseline.heapsnapshot` at the idle baseline
+ * (the inspector then starts before the load, not after it), `waiting.heapsnapshot` with every
+ * turn waiting on its last model call, after the settled readings, and `after.heapsnapshot` once
+ * they have all ended (see summarize-heap.ts). Unset, none are taken.
  */
 const HEAP_SNAPSHOT_DIR = process.env['BENCH_HEAP_SNAPSHOT_DIR'];
 const ABORT_TARGET_MS = 50;
@@ -87,6 +89,11 @@ export async function runLoadBench(): Promise<void> {
     provider.setDefault(benchStep);
     await Promise.all(Array.from({ length: 20 }, (_, slot) => streamTurn(baseUrl, turnBody(`load-${slot}`, 'Read the four files twice.'))));
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    // With snapshots asked for, the inspector starts here, and the load runs with it.
+    if (HEAP_SNAPSHOT_DIR !== undefined) {
+      await collectGarbage(pid, inspectPort, path.join(HEAP_SNAPSHOT_DIR, 'baseline.heapsnapshot'));
+      console.log(`heap snapshots go to ${HEAP_SNAPSHOT_DIR}: the RSS figures of this run include the inspector's and the snapshots' own memory, and do not compare with other runs'`);
+    }
     const baselineKb = await rssKb(pid);
     const baselineMemory = await memoryKb(baseUrl);
     provider.setDefault(slowStep);
@@ -138,10 +145,12 @@ export async function runLoadBench(): Promise<void> {
     if (HEAP_SNAPSHOT_DIR !== undefined) await collectGarbage(pid, inspectPort, path.join(HEAP_SNAPSHOT_DIR, 'waiting.heapsnapshot'));
     leave.abort();
     await Promise.all(parked);
-    if (HEAP_SNAPSHOT_DIR !== undefined) {
-      await untilQuiet(pid);
-      await collectGarbage(pid, inspectPort, path.join(HEAP_SNAPSHOT_DIR, 'after.heapsnapshot'));
-    }
+    // What is left once they have all ended: what the bursts' agents keep, not their turns. An
+    // ended turn's event window is let go at the second sweep of the quiet windows after its end.
+    await untilQuiet(pid);
+    await new Promise((resolve) => setTimeout(resolve, 2 * QUIET_WINDOW_MS + 500));
+    await collectGarbage(pid, inspectPort, HEAP_SNAPSHOT_DIR === undefined ? undefined : path.join(HEAP_SNAPSHOT_DIR, 'after.heapsnapshot'));
+    const endedMemory = await memoryKb(baseUrl);
     const settledPerTurnKb = (settledKb - baselineKb) / LOAD_TURNS;
     console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
     const perWaiting = (memory: typeof settledMemory, part: keyof typeof settledMemory): string => ((memory[part] - baselineMemory[part]) / LOAD_TURNS).toFixed(1);
@@ -151,6 +160,7 @@ export async function runLoadBench(): Promise<void> {
     const longPerTurnKb = (longSettledKb - baselineKb) / LOAD_TURNS;
     console.log(`  still waiting, ${LONG_SETTLE_MS / 1000} s idle: RSS ${(longSettledKb / 1024).toFixed(0)} MB → ${longPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${longPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
     console.log(`    of which, per waiting turn: ${parts(longSettledMemory)}`);
+    console.log(`  once they have all ended, after a full garbage collection, per turn: ${parts(endedMemory)} (what stays with their agents)`);
 
     // ---- 2. everyone leaves at once: the model request, then the tools
     const clients = startDisconnectClients(baseUrl);

@@ -1,10 +1,11 @@
 /**
- * What a waiting turn holds on the heap: `tsx bench/summarize-heap.ts <folder> <turns>` reads
- * the two heap snapshots the load bench writes with BENCH_HEAP_SNAPSHOT_DIR (`waiting`, every
- * turn waiting on its last model call, and `after`, once they have all ended), groups each
- * snapshot's objects by their kind and constructor (strings by length), and prints the groups
- * that grew the most, as objects and bytes per turn. Self sizes, so the groups add up to the
- * heap a waiting turn holds.
+ * What a waiting turn holds on the heap: `tsx bench/summarize-heap.ts <folder> <turns> [to] [from]`
+ * reads two of the heap snapshots the load bench writes with BENCH_HEAP_SNAPSHOT_DIR (by default
+ * `waiting`, every turn waiting on its last model call, against `after`, once they have all
+ * ended; `after baseline` shows what the turns' agents keep once their turns are over), groups
+ * each snapshot's objects by their kind and constructor (strings by length), and prints the
+ * groups that grew the most, as objects and bytes per turn. Self sizes, so the groups add up to
+ * what grew.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -47,18 +48,18 @@ function lengthBucket(length: number): string {
   return '≥ 8 K chars';
 }
 
-const [folder, turnsText] = process.argv.slice(2);
-if (folder === undefined || turnsText === undefined) throw new Error('usage: tsx bench/summarize-heap.ts <folder with waiting.heapsnapshot and after.heapsnapshot> <turns>');
+const [folder, turnsText, to = 'waiting', from = 'after'] = process.argv.slice(2);
+if (folder === undefined || turnsText === undefined) throw new Error('usage: tsx bench/summarize-heap.ts <folder of the load bench\'s snapshots> <turns> [to: waiting] [from: after]');
 const turns = Number(turnsText);
-const waiting = await groups(path.join(folder, 'waiting.heapsnapshot'));
-const after = await groups(path.join(folder, 'after.heapsnapshot'));
+const waiting = await groups(path.join(folder, `${to}.heapsnapshot`));
+const after = await groups(path.join(folder, `${from}.heapsnapshot`));
 const grown = [...waiting].map(([key, group]) => {
   const before = after.get(key) ?? { count: 0, bytes: 0 };
   return { key, count: (group.count - before.count) / turns, bytes: (group.bytes - before.bytes) / turns };
 });
 grown.sort((a, b) => b.bytes - a.bytes);
 const total = grown.reduce((sum, group) => sum + group.bytes, 0);
-console.log(`heap held per waiting turn: ${(total / 1024).toFixed(1)} KB (self sizes, ${turns} turns)`);
+console.log(`heap grown from ${from} to ${to}, per turn: ${(total / 1024).toFixed(1)} KB (self sizes, ${turns} turns)`);
 for (const group of grown.slice(0, Number(process.env['HEAP_GROUPS'] ?? 60))) {
   console.log(`${(group.bytes / 1024).toFixed(2).padStart(8)} KB ${group.count.toFixed(1).padStart(7)} × ${group.key}`);
 }
