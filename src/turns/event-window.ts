@@ -31,10 +31,12 @@ export const QUIET_WINDOW_MS = 1000;
  * consumer's short wait for its socket to drain, and every turn waiting on its model holds
  * one (with 1 MiB, a turn of eight file reads kept ~40 KB of event text here while it waited).
  *
- * For the same reason a window that has had no event for QUIET_WINDOW_MS keeps only its last
- * one (see QuietWindows): a turn waiting seconds on its model would otherwise hold its last
- * tool outputs' event text all that time (~14 KB for the bench's file reads), for listeners
- * that would find every one of those events in the store anyway.
+ * For the same reason a window that has had no event for QUIET_WINDOW_MS lets all its events
+ * go and keeps only the last one's seq (see QuietWindows): a turn waiting seconds on its model
+ * would otherwise hold its last tool output's event, the output and its JSON (~7.5 KB for the
+ * bench's file reads), for listeners that find it in the store anyway. Every event here was
+ * stored before it was delivered, so a listener behind the window reads the store up to the
+ * last seq and attaches after it.
  */
 export class EventWindow {
   readonly #entries: NumberedEvent[] = [];
@@ -52,7 +54,7 @@ export class EventWindow {
       const dropped = this.#entries.shift();
       this.#chars -= dropped?.stored.json.length ?? 0;
     }
-    if (this.#entries.length > 1) quietWindows.watch(this);
+    quietWindows.watch(this);
   }
 
   /** True when every delivered event after `afterSeq` is still here. */
@@ -66,18 +68,18 @@ export class EventWindow {
     return this.#entries.filter((entry) => entry.event.seq > afterSeq);
   }
 
-  /** Drops all but the last event if none came for `quietMs` by `now`; true once only one (or none) is left. */
+  /** Lets every event go if none came for `quietMs` by `now` (the last seq is kept); true once none is left. */
   trimIfQuiet(now: number, quietMs: number): boolean {
-    if (this.#entries.length <= 1) return true;
+    if (this.#entries.length === 0) return true;
     if (now - this.#lastPushAt < quietMs) return false;
-    this.#entries.splice(0, this.#entries.length - 1);
-    this.#chars = this.#entries[0]?.stored.json.length ?? 0;
+    this.#entries.length = 0;
+    this.#chars = 0;
     return true;
   }
 }
 
 /**
- * The windows holding more than one event, swept once every QUIET_WINDOW_MS by one timer for
+ * The windows holding events, swept once every QUIET_WINDOW_MS by one timer for
  * the whole process (not one per turn), which runs only while some window is watched and
  * never keeps the process alive. A window leaves the set once trimmed, so a finished turn's
  * window is held here at most two sweeps.

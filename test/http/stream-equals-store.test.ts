@@ -73,11 +73,12 @@ describe('what a client is sent is what the store holds', () => {
     });
     await stream.waitFor((message) => message.event === 'tool.completed');
     const turnId = String(stream.response.headers['turn-id']);
-    // Past two sweeps of the quiet windows (QUIET_WINDOW_MS each): the run keeps only its last event now.
+    // Past two sweeps of the quiet windows (QUIET_WINDOW_MS each): the run keeps no event in memory now, only the last seq.
     await new Promise((resolve) => setTimeout(resolve, 2_300));
     const seenSeq = (eventsOf(stream).at(-1) as Event).seq;
-    // From the start (the store), from just before the last event (the one the window kept), from a little further back (the store again).
-    const followers = [0, seenSeq - 1, seenSeq - 3].map((afterSeq) =>
+    // From the start, from just before the last event, from a little further back (the store, then the run),
+    // and from the last event itself (the run's window, empty now).
+    const followers = [0, seenSeq - 1, seenSeq - 3, seenSeq].map((afterSeq) =>
       openStream({ url: `${runtime.baseUrl}/turns/${turnId}/events`, method: 'GET', ...(afterSeq === 0 ? {} : { headers: { 'last-event-id': String(afterSeq) } }) }),
     );
     const attached = await Promise.all(followers);
@@ -86,7 +87,7 @@ describe('what a client is sent is what the store holds', () => {
     expect(streamed.at(-1)).toMatchObject({ type: 'turn.completed', output: 'found nothing' });
     const stored = await storedEvents(runtime, turnId);
     expect(streamed).toEqual(stored);
-    expect(attached.map((follower) => eventsOf(follower))).toEqual([stored, stored.slice(seenSeq - 1), stored.slice(seenSeq - 3)]);
+    expect(attached.map((follower) => eventsOf(follower))).toEqual([stored, stored.slice(seenSeq - 1), stored.slice(seenSeq - 3), stored.slice(seenSeq)]);
   });
 
   it('retries a store write that fails for a moment: nothing is lost, the stream matches the store', async () => {
