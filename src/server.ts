@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
+import { compactHeapOnFullGc } from './compact-heap.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -7,6 +8,7 @@ import { createRuntime, type Runtime } from './runtime.js';
 async function start(): Promise<{ config: Config; runtime: Runtime }> {
   try {
     const config = loadConfig(process.env);
+    compactHeapOnFullGc(config.heapCompactOnFullGc);
     const logger = pino({ level: config.logLevel, base: { service: 'turn-runtime' } });
     return { config, runtime: await createRuntime({ config, logger }) };
   } catch (error) {

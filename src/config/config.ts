@@ -40,6 +40,8 @@ export const environmentSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(8080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Compact V8's old space on every full garbage collection (see compact-heap.ts); `false` leaves it to V8's heuristics. */
+  HEAP_COMPACT_ON_FULL_GC: booleanFlag.default(true),
   DATA_DIR: z.string().default('./data'),
   /** `postgres://…` to share turns between replicas; SQLite under DATA_DIR otherwise. */
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
@@ -155,6 +157,7 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly logLevel: Environment['LOG_LEVEL'];
+  readonly heapCompactOnFullGc: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly instanceId: string | undefined;
@@ -295,6 +298,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     host: env.HOST,
     port: env.PORT,
     logLevel: env.LOG_LEVEL,
+    heapCompactOnFullGc: env.HEAP_COMPACT_ON_FULL_GC,
     dataDir,
     databaseUrl: env.DATABASE_URL,
     instanceId: env.INSTANCE_ID,

@@ -12,6 +12,12 @@ describe('loadConfig', () => {
     expect(config.dataDir).toBe(path.resolve('./data'));
     expect(config.limits).toMatchObject({ defaultMaxIterations: 16, parallelToolLimit: 4 });
     expect(config.web.search).toBeUndefined();
+    expect(config.heapCompactOnFullGc).toBe(true);
+  });
+
+  it('leaves heap compaction to V8 with HEAP_COMPACT_ON_FULL_GC=false, and refuses a value that is not a flag', () => {
+    expect(loadConfig({ HEAP_COMPACT_ON_FULL_GC: 'false' }).heapCompactOnFullGc).toBe(false);
+    expect(() => loadConfig({ HEAP_COMPACT_ON_FULL_GC: 'sometimes' })).toThrow(/HEAP_COMPACT_ON_FULL_GC:/);
   });
 
   it('names every wrong variable and what is wrong with it', () => {
