@@ -117,7 +117,10 @@ export async function runLoadBench(): Promise<void> {
     console.log(`  completed ${completed}/${LOAD_TURNS} in ${seconds.toFixed(1)} s`);
     console.log(`  service RSS: ${(baselineKb / 1024).toFixed(0)} MB idle, ${(peakKb / 1024).toFixed(0)} MB at the peak → ${perTurnKb.toFixed(1)} KB per turn in flight (target < ${RSS_TARGET_KB} KB)${perTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
     console.log(`  service event-loop delay p99 over the run: ${loopP99Ms.toFixed(1)} ms; service CPU ${cpuPerTurn.toFixed(2)} ms per turn`);
-    if (completed !== LOAD_TURNS) throw new Error(`${LOAD_TURNS - completed} of the ${LOAD_TURNS} turns did not complete`);
+    if (completed !== LOAD_TURNS) {
+      const ends = new Set(outcomes.filter((outcome) => outcome !== 'completed'));
+      throw new Error(`${LOAD_TURNS - completed} of the ${LOAD_TURNS} turns did not complete; their streams ended:\n${[...ends].join('\n---\n')}`);
+    }
 
     // ---- 1b. the same turns again, every one of them waiting on its last model call, read once the service has settled
     let waitingOnLast = 0;
@@ -155,7 +158,7 @@ export async function runLoadBench(): Promise<void> {
     console.log(`  the same ${LOAD_TURNS} turns all waiting on their last model call, after a full garbage collection and ${SETTLE_MS / 1000} s idle: RSS ${(settledKb / 1024).toFixed(0)} MB → ${settledPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${settledPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
     const perWaiting = (memory: typeof settledMemory, part: keyof typeof settledMemory): string => ((memory[part] - baselineMemory[part]) / LOAD_TURNS).toFixed(1);
     const parts = (memory: typeof settledMemory) =>
-      `V8 heap used ${perWaiting(memory, 'heapUsed')} KB (heap allocated ${perWaiting(memory, 'heapTotal')} KB), outside the heap (buffers, ArrayBuffers) ${perWaiting(memory, 'external')} KB`;
+      `V8 heap used ${perWaiting(memory, 'heapUsed')} KB (heap allocated ${perWaiting(memory, 'heapTotal')} KB: new space ${perWaiting(memory, 'newSpace')}, old space ${perWaiting(memory, 'oldSpace')}), outside the heap (buffers, ArrayBuffers) ${perWaiting(memory, 'external')} KB`;
     console.log(`    of which, per waiting turn: ${parts(settledMemory)}`);
     const longPerTurnKb = (longSettledKb - baselineKb) / LOAD_TURNS;
     console.log(`  still waiting, ${LONG_SETTLE_MS / 1000} s idle: RSS ${(longSettledKb / 1024).toFixed(0)} MB → ${longPerTurnKb.toFixed(1)} KB per waiting turn (target < ${RSS_TARGET_KB} KB)${longPerTurnKb < RSS_TARGET_KB ? '' : ' ✗'}`);
@@ -435,15 +438,21 @@ async function collectGarbage(pid: number, inspectPort: number, snapshotTo?: str
 /** One unlabelled series of the service's `/metrics` (prom-client's process metrics among them). */
 async function scrapeMetric(baseUrl: string, name: string): Promise<number> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
 }
 
 /** The service's memory as its process metrics give it, in KB: V8's heap used and allocated, and memory outside it. */
-async function memoryKb(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
-  const [heapUsed, heapTotal, external] = await Promise.all(
-    ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'].map(async (name) => (await scrapeMetric(baseUrl, name)) / 1024),
+async function memoryKb(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number; newSpace: number; oldSpace: number }> {
+  const [heapUsed, heapTotal, external, newSpace, oldSpace] = await Promise.all(
+    [
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_size_total_bytes',
+      'nodejs_external_memory_bytes',
+      'nodejs_heap_space_size_total_bytes{space="new"}',
+      'nodejs_heap_space_size_total_bytes{space="old"}',
+    ].map(async (name) => (await scrapeMetric(baseUrl, name)) / 1024),
   );
-  return { heapUsed: heapUsed ?? Number.NaN, heapTotal: heapTotal ?? Number.NaN, external: external ?? Number.NaN };
+  return { heapUsed: heapUsed ?? Number.NaN, heapTotal: heapTotal ?? Number.NaN, external: external ?? Number.NaN, newSpace: newSpace ?? Number.NaN, oldSpace: oldSpace ?? Number.NaN };
 }
 
 /** The service's event-loop delay p99 in ms, since the previous scrape (prom-client resets it on each). */

@@ -68,7 +68,9 @@ describe('untilAbortsSettle', () => {
     const started = performance.now();
     await Promise.all([untilAbortsSettle(), untilAbortsSettle()]);
     const waited = performance.now() - started;
-    expect(waited).toBeGreaterThanOrEqual(1.9);
+    // The 2 ms timer counts from libuv's loop time, which is whole milliseconds taken at the top of
+    // the loop's turn: it may fire up to 1 ms sooner than performance.now() says (1.69 ms was seen).
+    expect(waited).toBeGreaterThanOrEqual(1);
     expect(waited).toBeLessThan(1000);
   });
 });
