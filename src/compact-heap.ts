@@ -7,10 +7,10 @@ import v8 from 'node:v8';
  * Why: a burst of turns starting together promotes its short-lived request and parsing objects
  * beside the state each waiting turn keeps, and once the burst's garbage is collected those
  * turns' objects are left scattered over half-empty pages that V8 keeps. Measured in the load
- * bench (1,000 turns waiting on their model after such a burst, Node 20): old space allocated
- * 203 KB per waiting turn for 117 KB of live objects, and 127 KB with this on; RSS per waiting
- * turn 220 → 159 KB. Full collections are rare next to scavenges, so the CPU per turn does not
- * move in the turn bench (see README, Load).
+ * bench (1,000 turns waiting on their model after such a burst, Node 20, with item 27 of the
+ * README's Load section in both): old space allocated 159 KB per waiting turn for 99 KB of heap
+ * used without this, 100–118 KB with it (README, Load, item 28). Full collections are rare next
+ * to scavenges, so the CPU per turn did not move in the turn bench.
  *
  * Set once at start, before the first turn; Node lets V8 flags change after its start.
  */
