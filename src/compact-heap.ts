@@ -12,7 +12,9 @@ import v8 from 'node:v8';
  * used without this, 100–118 KB with it (README, Load, item 28). Full collections are rare next
  * to scavenges, so the CPU per turn did not move in the turn bench.
  *
- * Set once at start, before the first turn; Node lets V8 flags change after its start.
+ * Set once at start, before the first turn, through `v8.setFlagsFromString`: V8 reads this flag
+ * at each full collection, and the load bench's runs with it set there and without it differ as
+ * the same flag given on the command line does.
  */
 export function compactHeapOnFullGc(on: boolean): void {
   v8.setFlagsFromString(on ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
