@@ -54,7 +54,8 @@ export class EventWindow {
       const dropped = this.#entries.shift();
       this.#chars -= dropped?.stored.json.length ?? 0;
     }
-    quietWindows.watch(this);
+    // Watched from the push that makes it non-empty until the sweep that empties it (see QuietWindows).
+    if (this.#entries.length === 1) quietWindows.watch(this);
   }
 
   /** True when every delivered event after `afterSeq` is still here. */

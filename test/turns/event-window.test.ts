@@ -51,5 +51,11 @@ describe('a running turn\'s event window', () => {
     expect(window.after(0)).toEqual([]);
     expect(window.covers(3)).toBe(true);
     expect(window.covers(2)).toBe(false);
+    // Filled again after the sweep let it go, it is swept again.
+    window.push(event(4));
+    expect(window.after(0)).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 2 * QUIET_WINDOW_MS + 200));
+    expect(window.after(0)).toEqual([]);
+    expect(window.covers(4)).toBe(true);
   });
 });
