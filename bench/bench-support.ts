@@ -1,12 +1,29 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import type { FakeRequest, FakeStep } from '../test/support/fake-responses-provider.js';
 
 /** Read-file calls per model round, and model calls per turn, as the issue fixes them. */
 export const READS_PER_ROUND = 4;
 export const MODEL_CALLS_PER_TURN = 3;
 export const BENCH_FILES = ['alpha.md', 'beta.md', 'gamma.md', 'delta.md'];
+
+/** Real documentation, pinned by the lockfile: where the bench files' text comes from. */
+const BENCH_TEXT_SOURCE = path.resolve(import.meta.dirname, '../node_modules/pino/docs/api.md');
+const BENCH_FILE_CHARS = 3_400;
+
+/**
+ * What the bench file at `index` of BENCH_FILES holds: 3.4 KB of real prose and code (a slice of
+ * pino's API documentation, a different one per file, a little longer for each). Real text, not
+ * a line repeated: the service deflates the long texts of turns that wait on their model, and a
+ * repeated line deflates 28 to 1 where real file reads deflate 2–3 to 1 (this text: 2.4 to 1).
+ */
+export async function benchFileText(index: number): Promise<string> {
+  const source = await readFile(BENCH_TEXT_SOURCE, 'utf8');
+  const start = 4_000 + index * (BENCH_FILE_CHARS + 100);
+  return `# ${BENCH_FILES[index] ?? index}\n\n${source.slice(start, start + BENCH_FILE_CHARS + 34 * index)}`;
+}
 
 /**
  * The provider's side of a benchmark turn: four parallel read_file calls per round until

@@ -31,7 +31,7 @@ import { WebSocket } from 'undici';
 import { QUIET_WINDOW_MS } from '../src/turns/event-window.js';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
 import { noteClientClose } from '../test/support/note-client-close.js';
-import { BENCH_FILES, MODEL_CALLS_PER_TURN, benchRound, benchStep, freePort, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, MODEL_CALLS_PER_TURN, benchFileText, benchRound, benchStep, freePort, median, percentile, processCpuMs, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 
 const LOAD_TURNS = Number(process.env['BENCH_LOAD_TURNS'] ?? 1000);
 const MODEL_MS = Number(process.env['BENCH_LOAD_MODEL_MS'] ?? 2000);
@@ -66,10 +66,11 @@ export async function runLoadBench(): Promise<void> {
   const provider = await startFakeResponsesProvider({ recordRequests: false });
   const held = await startHoldingServer();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-load-'));
+  const texts = await Promise.all(BENCH_FILES.map((_, index) => benchFileText(index)));
   for (let slot = 0; slot < LOAD_TURNS; slot += 1) {
     const home = path.join(dataDir, 'agents', `load-${slot}`, 'home');
     await mkdir(home, { recursive: true });
-    for (const file of BENCH_FILES) await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100)}`);
+    for (const [index, file] of BENCH_FILES.entries()) await writeFile(path.join(home, file), texts[index] ?? '');
   }
   const inspectPort = await freePort();
   const { service, baseUrl } = await spawnService({

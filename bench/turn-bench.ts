@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../test/support/fake-responses-provider.js';
-import { BENCH_FILES, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, median, processCpuMs, runConcurrently, spawnNode, spawnService, waitForHealth } from './bench-support.js';
+import { BENCH_FILES, benchFileText, MODEL_CALLS_PER_TURN, READS_PER_ROUND, benchStep, median, processCpuMs, runConcurrently, spawnNode, spawnService, waitForHealth } from './bench-support.js';
 import { benchRuntimes, type NodeRuntime } from './node-runtimes.js';
 
 const TURNS = Number(process.env['BENCH_TURNS'] ?? 200);
@@ -65,7 +65,7 @@ async function benchRuntime(runtime: NodeRuntime, provider: FakeResponsesProvide
     const home = path.join(dataDir, 'agents', `bench-${slot}`, 'home');
     await mkdir(home, { recursive: true });
     for (const [index, file] of BENCH_FILES.entries()) {
-      await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100 + index)}`);
+      await writeFile(path.join(home, file), await benchFileText(index));
     }
   }
   const { service, baseUrl } = await spawnService({ dataDir, providerUrl: provider.baseUrl, nodeArgs: profileArgs(runtime, 'service'), runtime });

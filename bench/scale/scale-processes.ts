@@ -10,7 +10,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { BENCH_FILES, freePort, spawnNode, waitForHealth } from '../bench-support.js';
+import { BENCH_FILES, benchFileText, freePort, spawnNode, waitForHealth } from '../bench-support.js';
 import type { ProxyStats } from './pg-wire-proxy.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -74,7 +74,7 @@ export async function startReplica(options: { index: number; databaseUrl: string
     const home = path.join(dataDir, 'agents', agentId(slot), 'home');
     await mkdir(home, { recursive: true });
     for (const [fileIndex, file] of BENCH_FILES.entries()) {
-      await writeFile(path.join(home, file), `# ${file}\n\n${'Benchmark notes, line after line.\n'.repeat(100 + fileIndex)}`);
+      await writeFile(path.join(home, file), await benchFileText(fileIndex));
     }
   }
   const port = await freePort();

@@ -1,4 +1,4 @@
-import { itemJson } from './item-json.js';
+import { itemPiece } from './item-json.js';
 import type { ModelRequest } from './model-client.js';
 
 /**
@@ -8,7 +8,7 @@ import type { ModelRequest } from './model-client.js';
  * Every request carries the whole conversation and the whole tool list (`store: false`), so a
  * turn of three model calls would otherwise serialise its first items three times and its
  * tool list (kilobytes of schemas) once per call. Here each conversation item's JSON is made
- * the first time the item is sent, and kept with the item (see itemJson); the tool list comes
+ * the first time the item is sent, and kept with the item (see itemPiece); the tool list comes
  * as the catalog's own text, encoded once per list; and the body is those pieces, written into
  * one buffer only as the request goes out (joinBody).
  */
@@ -19,7 +19,7 @@ export function encodeResponsesRequest(options: { readonly model: string; readon
   const pieces: (string | Uint8Array)[] = [`${head},"input":[`];
   request.input.forEach((item, index) => {
     if (index > 0) pieces.push(',');
-    pieces.push(itemJson(item));
+    pieces.push(itemPiece(item));
   });
   pieces.push('],"tools":', request.toolsJson === undefined ? JSON.stringify(request.tools) : toolListBytes(request.toolsJson));
   let tail = '';
@@ -53,7 +53,7 @@ export function joinBody(body: EncodedBody): Buffer {
  * beyond the pieces its items keep anyway.
  */
 export interface EncodedBody {
-  /** JSON text, and the tool list's shared bytes. */
+  /** JSON text, the tool list's shared bytes, and the inflated bytes of deflated items. */
   readonly pieces: readonly (string | Uint8Array)[];
   readonly byteLength: number;
 }

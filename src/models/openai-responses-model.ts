@@ -2,6 +2,7 @@ import { APIError } from 'openai';
 import type { Logger } from 'pino';
 import { isJsonObject } from '../json.js';
 import { encodeResponsesRequest } from './encode-responses-request.js';
+import { WaitingRequest } from './waiting-request.js';
 import { classifyModelFailure, type ModelFailure } from './classify-model-failure.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client.js';
 import { ModelError } from './model-client.js';
@@ -68,9 +69,11 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     }, requestTimeoutMs);
     const accumulator = createResponseStreamAccumulator();
     let listenerFailure: { readonly error: unknown } | undefined;
+    const waiting = new WaitingRequest(request.input);
     try {
       // The body is encoded for each attempt, so that nothing keeps it while the attempt waits
-      // (its pieces are kept by the conversation's items anyway); the event stream is read here
+      // (its pieces are kept by the conversation's items anyway, deflated if it waits long, see
+      // WaitingRequest); the event stream is read here
       // (see readServerSentEvents for why).
       const body = encodeResponsesRequest({ model, request, includeEncryptedReasoning });
       const response = await postResponsesStream(endpoint, body, controller.signal);
@@ -106,6 +109,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
         return { ok: false, failure: classifyModelFailure(error, { outputForwarded: progress.outputForwarded, redact }) };
       }
     } finally {
+      waiting.end();
       clearTimeout(idleTimer);
       turnSignal.removeEventListener('abort', abortFromTurn);
     }

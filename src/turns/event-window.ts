@@ -1,3 +1,4 @@
+import { QuietSweep, type QuietEntry } from '../concurrency/quiet-sweep.js';
 import { takeOutputJson, stringifyWithOutputJson } from '../output-json.js';
 import type { StoredEvent } from '../store/turn-store.js';
 import type { TurnEvent, TurnEventBody } from './turn-events.js';
@@ -32,13 +33,13 @@ export const QUIET_WINDOW_MS = 1000;
  * one (with 1 MiB, a turn of eight file reads kept ~40 KB of event text here while it waited).
  *
  * For the same reason a window that has had no event for QUIET_WINDOW_MS lets all its events
- * go and keeps only the last one's seq (see QuietWindows): a turn waiting seconds on its model
+ * go and keeps only the last one's seq (see quietWindows): a turn waiting seconds on its model
  * would otherwise hold its last tool output's event, the output and its JSON (~7.5 KB for the
  * bench's file reads), for listeners that find it in the store anyway. Every event here was
  * stored before it was delivered, so a listener behind the window reads the store up to the
  * last seq and attaches after it.
  */
-export class EventWindow {
+export class EventWindow implements QuietEntry {
   readonly #entries: NumberedEvent[] = [];
   #chars = 0;
   #lastSeq = 0;
@@ -54,7 +55,7 @@ export class EventWindow {
       const dropped = this.#entries.shift();
       this.#chars -= dropped?.stored.json.length ?? 0;
     }
-    // Watched from the push that makes it non-empty until the sweep that empties it (see QuietWindows).
+    // Watched from the push that makes it non-empty until the sweep that empties it (see quietWindows).
     if (this.#entries.length === 1) quietWindows.watch(this);
   }
 
@@ -69,6 +70,11 @@ export class EventWindow {
     return this.#entries.filter((entry) => entry.event.seq > afterSeq);
   }
 
+  /** Lets every event go if none came for QUIET_WINDOW_MS by `now` (the last seq is kept); true once none is left. */
+  settleIfQuiet(now: number): boolean {
+    return this.trimIfQuiet(now, QUIET_WINDOW_MS);
+  }
+
   /** Lets every event go if none came for `quietMs` by `now` (the last seq is kept); true once none is left. */
   trimIfQuiet(now: number, quietMs: number): boolean {
     if (this.#entries.length === 0) return true;
@@ -80,34 +86,7 @@ export class EventWindow {
 }
 
 /**
- * The windows holding events, swept once every QUIET_WINDOW_MS by one timer for
- * the whole process (not one per turn), which runs only while some window is watched and
- * never keeps the process alive. A window leaves the set once trimmed, so a finished turn's
- * window is held here at most two sweeps.
+ * The windows holding events. A window leaves once trimmed, so a finished turn's window is held
+ * here at most two sweeps. Trimming is cheap: the slices only matter for the sweep's neighbours.
  */
-class QuietWindows {
-  readonly #watched = new Set<EventWindow>();
-  #timer: NodeJS.Timeout | undefined;
-
-  watch(window: EventWindow): void {
-    this.#watched.add(window);
-    if (this.#timer !== undefined) return;
-    this.#timer = setInterval(() => {
-      this.#sweep();
-    }, QUIET_WINDOW_MS);
-    this.#timer.unref();
-  }
-
-  #sweep(): void {
-    const now = performance.now();
-    for (const window of this.#watched) {
-      if (window.trimIfQuiet(now, QUIET_WINDOW_MS)) this.#watched.delete(window);
-    }
-    if (this.#watched.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
-  }
-}
-
-const quietWindows = new QuietWindows();
+const quietWindows = new QuietSweep({ periodMs: QUIET_WINDOW_MS, sliceMs: 5 });
