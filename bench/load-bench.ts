@@ -63,7 +63,10 @@ const HEAP_SNAPSHOT_DIR = process.env['BENCH_HEAP_SNAPSHOT_DIR'];
 const ABORT_TARGET_MS = 50;
 
 export async function runLoadBench(): Promise<void> {
-  const provider = await startFakeResponsesProvider({ recordRequests: false });
+  // A minute of keep-alive, as providers give: with Node's 5 s, the service (its event loop
+  // lagging by up to a second under this load, and its retries off) sent some turns' last
+  // request on a connection the fake was closing, and they failed with "other side closed".
+  const provider = await startFakeResponsesProvider({ recordRequests: false, keepAliveTimeoutMs: 60_000 });
   const held = await startHoldingServer();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-load-'));
   const texts = await Promise.all(BENCH_FILES.map((_, index) => benchFileText(index)));

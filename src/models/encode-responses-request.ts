@@ -1,4 +1,4 @@
-import { itemPiece } from './item-json.js';
+import { itemJson } from './item-json.js';
 import type { ModelRequest } from './model-client.js';
 
 /**
@@ -8,20 +8,20 @@ import type { ModelRequest } from './model-client.js';
  * Every request carries the whole conversation and the whole tool list (`store: false`), so a
  * turn of three model calls would otherwise serialise its first items three times and its
  * tool list (kilobytes of schemas) once per call. Here each conversation item's JSON is made
- * the first time the item is sent, and kept with the item (see itemPiece); the tool list comes
- * as the catalog's own text, encoded once per list; and the body is those pieces, written into
- * one buffer only as the request goes out (joinBody).
+ * the first time the item is sent, and kept with the item (see itemJson); the tool list comes
+ * as the catalog's own text; and the body is those pieces, written into
+ * one string only as the request goes out (joinText; joinBody makes bytes, for other fetches).
  */
 export function encodeResponsesRequest(options: { readonly model: string; readonly request: ModelRequest; readonly includeEncryptedReasoning: boolean }): EncodedBody {
   const { model, request } = options;
   let head = `{"model":${JSON.stringify(model)}`;
   if (request.instructions !== undefined) head += `,"instructions":${JSON.stringify(request.instructions)}`;
-  const pieces: (string | Uint8Array)[] = [`${head},"input":[`];
+  const pieces: string[] = [`${head},"input":[`];
   request.input.forEach((item, index) => {
     if (index > 0) pieces.push(',');
-    pieces.push(itemPiece(item));
+    pieces.push(itemJson(item));
   });
-  pieces.push('],"tools":', request.toolsJson === undefined ? JSON.stringify(request.tools) : toolListBytes(request.toolsJson));
+  pieces.push('],"tools":', request.toolsJson ?? JSON.stringify(request.tools));
   let tail = '';
   // Tool settings only with tools: some compatible servers refuse them on a tool-less request.
   if (request.tools.length > 0) tail += `,"tool_choice":${JSON.stringify(request.toolChoice)},"parallel_tool_calls":true`;
@@ -29,7 +29,7 @@ export function encodeResponsesRequest(options: { readonly model: string; readon
   if (options.includeEncryptedReasoning) tail += ',"include":["reasoning.encrypted_content"]';
   pieces.push(`${tail}}`);
   let byteLength = 0;
-  for (const piece of pieces) byteLength += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
+  for (const piece of pieces) byteLength += Buffer.byteLength(piece);
   return { pieces, byteLength };
 }
 
@@ -37,14 +37,17 @@ export function encodeResponsesRequest(options: { readonly model: string; readon
 export function joinBody(body: EncodedBody): Buffer {
   const joined = Buffer.allocUnsafeSlow(body.byteLength);
   let at = 0;
-  for (const piece of body.pieces) {
-    if (typeof piece === 'string') at += joined.write(piece, at);
-    else {
-      joined.set(piece, at);
-      at += piece.byteLength;
-    }
-  }
+  for (const piece of body.pieces) at += joined.write(piece, at);
   return joined;
+}
+
+/**
+ * The body as one string, for a socket to write: Node encodes a string into memory it frees as
+ * soon as the write is done, where a joined buffer waits for V8 to collect it. Its UTF-8 is
+ * what joinBody makes, `byteLength` bytes.
+ */
+export function joinText(body: EncodedBody): string {
+  return body.pieces.join('');
 }
 
 /**
@@ -53,25 +56,7 @@ export function joinBody(body: EncodedBody): Buffer {
  * beyond the pieces its items keep anyway.
  */
 export interface EncodedBody {
-  /** JSON text, the tool list's shared bytes, and the inflated bytes of deflated items. */
-  readonly pieces: readonly (string | Uint8Array)[];
+  /** JSON text. */
+  readonly pieces: readonly string[];
   readonly byteLength: number;
-}
-
-/** A tool list's bytes have a buffer of their own: a small `Buffer.from` is a slice of a shared 8 KiB pool, kept alive with it. */
-const encoder = new TextEncoder();
-
-/** Tool lists kept as bytes; past this many the memory starts over (there are a handful in a deployment). */
-const MAX_TOOL_LISTS = 64;
-const toolLists = new Map<string, Uint8Array>();
-
-/** A tool list's text as bytes, encoded once for all the turns that show that list (see sharedToolList). */
-function toolListBytes(json: string): Uint8Array {
-  let bytes = toolLists.get(json);
-  if (bytes === undefined) {
-    bytes = encoder.encode(json);
-    if (toolLists.size >= MAX_TOOL_LISTS) toolLists.clear();
-    toolLists.set(json, bytes);
-  }
-  return bytes;
 }

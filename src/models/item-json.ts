@@ -13,7 +13,7 @@ import type { ConversationItem, FunctionCallOutputItem } from './model-client.js
  * of malloc'd memory, each with its own ArrayBuffer, view and backing store, long-lived among
  * the short-lived buffers of the requests around them, so malloc could not give their pages
  * back; V8 compacts strings with the rest of its heap. Encoding happens once per request, when
- * the body is joined to be sent (see joinBody), and that buffer is let go once written. A long
+ * the body is joined to be sent (see joinText), and that text is let go once written. A long
  * text is deflated while its turn waits on the model (see KeptItemText).
  */
 const itemTexts = new WeakMap<ConversationItem, string | KeptItemText>();
@@ -40,12 +40,6 @@ function keptText(item: ConversationItem): string | KeptItemText {
 export function itemJson(item: ConversationItem): string {
   const kept = keptText(item);
   return typeof kept === 'string' ? kept : kept.text();
-}
-
-/** The item as a piece of a request body: its JSON text, or that text's UTF-8 bytes if it is kept deflated. */
-export function itemPiece(item: ConversationItem): string | Uint8Array {
-  const kept = keptText(item);
-  return typeof kept === 'string' ? kept : kept.piece();
 }
 
 /** Deflates the kept texts of these items that are long enough to pay (see KeptItemText); items never sent have none yet. */

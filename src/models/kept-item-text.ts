@@ -30,8 +30,7 @@ const INFLATE = { windowBits: 14 } as const;
  * Deflated, it is kept as a one-byte string (the deflated bytes as Latin-1), not a Buffer, for
  * the reason item-json.ts keeps text rather than bytes: V8 compacts strings with the rest of its
  * heap, while long-lived buffers scattered among short-lived ones keep malloc's pages. A request
- * that carries a deflated item inflates it into the body's bytes (`piece`), and lets those go
- * once the body is written; the item stays deflated.
+ * that carries a deflated item inflates it into the body's text, and the item stays deflated.
  */
 export class KeptItemText {
   #text: string | undefined;
@@ -54,14 +53,9 @@ export class KeptItemText {
     return (this.#text ?? this.#deflated ?? '').length;
   }
 
-  /** The text, inflated if it is kept deflated. */
+  /** The text, inflated if it is kept deflated (it stays deflated). */
   text(): string {
     return this.#text ?? this.#inflate().toString('utf8');
-  }
-
-  /** What a request body is made of: the text, or its UTF-8 bytes inflated. */
-  piece(): string | Uint8Array {
-    return this.#text ?? this.#inflate();
   }
 
   /** Deflates the text, once, if deflating it saves enough. */

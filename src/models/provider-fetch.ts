@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
-import { joinBody, type EncodedBody } from './encode-responses-request.js';
+import { joinBody, joinText, type EncodedBody } from './encode-responses-request.js';
 
 /** What a failed request's answer may bring to its error: more is cut off. */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
@@ -26,6 +26,13 @@ class BodySource {
     this.#body = undefined;
     return body === undefined ? undefined : joinBody(body);
   }
+
+  /** The pieces joined into one string, for whoever reads the body first; undefined after. */
+  takeText(): string | undefined {
+    const body = this.#body;
+    this.#body = undefined;
+    return body === undefined ? undefined : joinText(body);
+  }
 }
 
 /**
@@ -34,7 +41,7 @@ class BodySource {
  * out, which for a model call is the whole wait for the model; bytes given to it would be a copy
  * of the conversation held by every waiting turn. This stream holds the pieces only until they
  * are sent: `createProviderFetch` takes them without reading the stream and writes them joined,
- * as one buffer with its `content-length`; any other fetch reads it as an ordinary stream.
+ * as one string with its `content-length`; any other fetch reads it as an ordinary stream of bytes.
  */
 export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Array> {
   const source = new BodySource(body);
@@ -131,15 +138,20 @@ export function providerResponseBody(response: Response): Readable | ReadableStr
 }
 
 /**
- * The pieces as one buffer, made when undici writes the body and let go once written: undici
+ * The pieces as one string, made when undici writes the body and let go once written: undici
  * keeps a request's body until its answer has ended, so it is given this stream, which holds
- * nothing once it has been read, rather than the bytes.
+ * nothing once it has been read, rather than the text. A string and not a buffer: the socket
+ * encodes it into memory it frees as soon as the write is done, where a joined buffer (tens of
+ * kilobytes a request) waits for V8 to collect it, and a thousand turns' requests piled up enough
+ * of them that malloc kept their pages after the burst (see joinText).
  */
 function joinedWhenSent(source: BodySource): Readable {
+  // Object mode: the string is written as it is (undici takes the length from content-length).
   return new Readable({
+    objectMode: true,
     read() {
-      const joined = source.takeJoined();
-      if (joined !== undefined) this.push(joined);
+      const text = source.takeText();
+      if (text !== undefined) this.push(text);
       this.push(null);
     },
   });

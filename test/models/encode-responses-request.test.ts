@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/json.js';
-import { encodeResponsesRequest, joinBody } from '../../src/models/encode-responses-request.js';
+import { encodeResponsesRequest, joinBody, joinText } from '../../src/models/encode-responses-request.js';
 import { toResponsesItem } from '../../src/models/item-json.js';
 import type { ConversationItem, ModelRequest } from '../../src/models/model-client.js';
 
@@ -18,7 +18,11 @@ function responsesRequestJson(options: Parameters<typeof encodeResponsesRequest>
   const body = encodeResponsesRequest(options);
   const bytes = joinBody(body);
   expect(bytes.byteLength).toBe(body.byteLength);
-  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  // The string our own fetch writes is that text, and its UTF-8 is exactly `byteLength` bytes.
+  expect(joinText(body)).toBe(text);
+  expect(Buffer.byteLength(joinText(body))).toBe(body.byteLength);
+  return text;
 }
 
 /** The body as the SDK used to build and serialise it, key for key. */

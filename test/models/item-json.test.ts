@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeResponsesRequest, joinBody } from '../../src/models/encode-responses-request.js';
+import { encodeResponsesRequest, joinBody, joinText } from '../../src/models/encode-responses-request.js';
 import { deflateItemTexts, isItemTextDeflated, itemJson, jsonOutputItem, toResponsesItem } from '../../src/models/item-json.js';
 import type { FunctionCallOutputItem } from '../../src/models/model-client.js';
 
@@ -65,6 +65,7 @@ describe('a conversation item whose text is kept deflated', () => {
     expect(JSON.stringify(item)).toBe(JSON.stringify(plain));
     const body = joinBody(encode(item));
     expect(body.equals(bodyBefore)).toBe(true);
+    expect(joinText(encode(item))).toBe(bodyBefore.toString('utf8'));
     expect(encode(item).byteLength).toBe(body.byteLength);
   });
 

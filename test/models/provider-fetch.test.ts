@@ -69,8 +69,8 @@ describe('the provider fetch (undici request under the fetch signature)', () => 
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.end('data: ok\n\n');
     };
-    const pieces = ['{"input":[', '{"a":"grüß"}', ',', '{"b":2}', ']}'].map((text) => new TextEncoder().encode(text));
-    const body = providerRequestBody({ pieces, byteLength: pieces.reduce((sum, piece) => sum + piece.byteLength, 0) });
+    const pieces = ['{"input":[', '{"a":"grüß"}', ',', '{"b":2}', ']}'];
+    const body = providerRequestBody({ pieces, byteLength: pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0) });
 
     const response = await createProviderFetch()(`${base}/v1/responses`, { method: 'POST', body, duplex: 'half' });
     await readAll(response);
@@ -87,7 +87,7 @@ describe('the provider fetch (undici request under the fetch signature)', () => 
     handler = (_request, response) => {
       response.end('ok');
     };
-    const pieces = ['{"x":', '1}'].map((text) => new TextEncoder().encode(text));
+    const pieces = ['{"x":', '1}'];
 
     const response = await fetch(`${base}/v1/responses`, { method: 'POST', body: providerRequestBody({ pieces, byteLength: 7 }), duplex: 'half' });
 

@@ -83,6 +83,12 @@ export interface FakeResponsesProvider {
 export interface FakeResponsesProviderOptions {
   /** Keep each request (body included); turn off for long benchmarks. Default true. */
   readonly recordRequests?: boolean;
+  /**
+   * How long a kept-alive connection may idle before the server closes it; Node's default, 5 s,
+   * when unset. A provider's own is usually a minute or more; at 5 s, a client whose event loop
+   * lags by most of a second can send on a connection just as the server closes it.
+   */
+  readonly keepAliveTimeoutMs?: number;
 }
 
 interface Waiter {
@@ -203,6 +209,7 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => { handle(incoming, res, Buffer.concat(chunks).toString('utf8')); });
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
