@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'undici';
+import { QUIET_REQUEST_MS } from '../src/models/waiting-request.js';
 import { QUIET_WINDOW_MS } from '../src/turns/event-window.js';
 import { startFakeResponsesProvider, type FakeRequest, type FakeStep } from '../test/support/fake-responses-provider.js';
 import { noteClientClose } from '../test/support/note-client-close.js';
@@ -139,6 +140,10 @@ export async function runLoadBench(): Promise<void> {
       if (waited > 120_000) throw new Error(`only ${waitingOnLast} of ${LOAD_TURNS} turns reached their last model call`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // A request still out after QUIET_REQUEST_MS has its conversation deflated, at the first sweep
+    // after (see WaitingRequest): that is part of settling, and the texts it replaces are garbage
+    // to collect. A collection before it read those texts' garbage as what the turns hold.
+    await new Promise((resolve) => setTimeout(resolve, 2 * QUIET_REQUEST_MS + 500));
     await untilQuiet(pid);
     // What the bursts left behind is not what a waiting turn holds: collect it first, then let the pages go back.
     await collectGarbage(pid, inspectPort);

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { compactHeapOnFullGc } from './compact-heap.js';
+import { compactHeapOnFullGc } from './memory/compact-heap.js';
+import { startNativeHeapTrimmer } from './memory/native-heap-trimmer.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -24,11 +25,13 @@ async function start(): Promise<{ config: Config; runtime: Runtime }> {
 /** The process: start, listen, and on SIGTERM / SIGINT drain running turns and close. */
 const { config, runtime } = await start();
 const { app } = runtime;
+const trimmer = startNativeHeapTrimmer({ everyMs: config.nativeHeapTrimMs, logger: app.log });
 // After the grace, cancelled turns unwind within a second and the store closes: 2 s more is
 // the hard stop. The image's SHUTDOWN_GRACE_MS (7 s) keeps all of it inside `docker stop`'s 10 s.
 closeWithGrace({ delay: config.http.shutdownGraceMs + 2_000, logger: app.log }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error');
   else app.log.info({ signal }, 'closing: draining running turns');
   await app.close();
+  trimmer?.stop();
 });
 await app.listen({ host: config.host, port: config.port });

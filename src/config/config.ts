@@ -40,8 +40,10 @@ export const environmentSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(8080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Compact V8's old space on every full garbage collection (see compact-heap.ts); `false` leaves it to V8's heuristics. */
+  /** Compact V8's old space on every full garbage collection (see memory/compact-heap.ts); `false` leaves it to V8's heuristics. */
   HEAP_COMPACT_ON_FULL_GC: booleanFlag.default(true),
+  /** How often malloc's free memory is checked, and given back once a burst has grown it (see memory/native-heap-trimmer.ts); 0 turns it off. */
+  NATIVE_HEAP_TRIM_MS: integer(0, 3_600_000).default(2_000),
   DATA_DIR: z.string().default('./data'),
   /** `postgres://…` to share turns between replicas; SQLite under DATA_DIR otherwise. */
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
@@ -158,6 +160,8 @@ export interface Config {
   readonly port: number;
   readonly logLevel: Environment['LOG_LEVEL'];
   readonly heapCompactOnFullGc: boolean;
+  /** 0 when off. */
+  readonly nativeHeapTrimMs: number;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly instanceId: string | undefined;
@@ -299,6 +303,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     port: env.PORT,
     logLevel: env.LOG_LEVEL,
     heapCompactOnFullGc: env.HEAP_COMPACT_ON_FULL_GC,
+    nativeHeapTrimMs: env.NATIVE_HEAP_TRIM_MS,
     dataDir,
     databaseUrl: env.DATABASE_URL,
     instanceId: env.INSTANCE_ID,

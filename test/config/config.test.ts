@@ -20,6 +20,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEAP_COMPACT_ON_FULL_GC: 'sometimes' })).toThrow(/HEAP_COMPACT_ON_FULL_GC:/);
   });
 
+  it('checks malloc\'s free memory every 2 s by default, never with NATIVE_HEAP_TRIM_MS=0, and refuses what is not a number of ms', () => {
+    expect(loadConfig({}).nativeHeapTrimMs).toBe(2_000);
+    expect(loadConfig({ NATIVE_HEAP_TRIM_MS: '0' }).nativeHeapTrimMs).toBe(0);
+    expect(() => loadConfig({ NATIVE_HEAP_TRIM_MS: 'often' })).toThrow(/NATIVE_HEAP_TRIM_MS:/);
+  });
+
   it('names every wrong variable and what is wrong with it', () => {
     let error: unknown;
     try {
