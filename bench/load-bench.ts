@@ -18,7 +18,9 @@
  *    first reads that the connection closed. The crowd leaves BENCH_ABORT_ROUNDS (default 5)
  *    times: each figure is the median of the rounds', with the lowest and highest p99 beside
  *    it. Beside them, the floor: the same clients leaving requests held by that server
- *    directly, with no service between.
+ *    directly, with no service between. With BENCH_DISCONNECT_PROFILE=<file.cpuprofile>, the
+ *    service's CPU profile of the model request's rounds is written there (through its inspector,
+ *    one sample every 100 µs).
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
@@ -61,6 +63,8 @@ const LONG_SETTLE_MS = Number(process.env['BENCH_LONG_SETTLE_MS'] ?? 20_000);
  * they have all ended (see summarize-heap.ts). Unset, none are taken.
  */
 const HEAP_SNAPSHOT_DIR = process.env['BENCH_HEAP_SNAPSHOT_DIR'];
+/** Where to write a CPU profile of the service while the crowds leave their model requests (part 2's first rounds), if anywhere. */
+const DISCONNECT_PROFILE = process.env['BENCH_DISCONNECT_PROFILE'];
 const ABORT_TARGET_MS = 50;
 
 export async function runLoadBench(): Promise<void> {
@@ -193,7 +197,7 @@ export async function runLoadBench(): Promise<void> {
       });
     };
     await modelAborts(WARMUP_ABORTS); // the cancellation path runs warm, like the rest
-    const modelAbort = await rounds(() => modelAborts(ABORT_TURNS));
+    const modelAbort = await profiled(pid, inspectPort, DISCONNECT_PROFILE, () => rounds(() => modelAborts(ABORT_TURNS)));
     provider.setDefault((request) => ({
       calls: ['a', 'b'].map((part, index) => ({
         name: 'web_fetch',
@@ -411,6 +415,49 @@ async function rssKb(pid: number): Promise<number> {
  * snapshot of the service there (`HeapProfiler.takeHeapSnapshot`).
  */
 async function collectGarbage(pid: number, inspectPort: number, snapshotTo?: string): Promise<void> {
+  const session = await openInspector(pid, inspectPort);
+  const snapshot = snapshotTo === undefined ? undefined : createWriteStream(snapshotTo);
+  session.onEvent = (method, params) => {
+    if (method === 'HeapProfiler.addHeapSnapshotChunk') snapshot?.write(params['chunk'] ?? '');
+  };
+  try {
+    await session.send('HeapProfiler.collectGarbage');
+    if (snapshot !== undefined) await session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  } finally {
+    session.close();
+    if (snapshot !== undefined) await new Promise((resolve) => snapshot.end(resolve));
+  }
+}
+
+/**
+ * Runs `work` under the service's CPU profiler (`Profiler.start`, one sample every 100 µs) and
+ * writes the profile to `profileTo` (a `.cpuprofile`, for Chrome's DevTools or
+ * `bench/summarize-profile.ts`). Without `profileTo`, only runs `work`.
+ */
+async function profiled<T>(pid: number, inspectPort: number, profileTo: string | undefined, work: () => Promise<T>): Promise<T> {
+  if (profileTo === undefined) return work();
+  const session = await openInspector(pid, inspectPort);
+  try {
+    await session.send('Profiler.enable');
+    await session.send('Profiler.setSamplingInterval', { interval: 100 });
+    await session.send('Profiler.start');
+    const result = await work();
+    const stopped = (await session.send('Profiler.stop')) as { profile?: unknown };
+    await writeFile(profileTo, JSON.stringify(stopped.profile));
+    return result;
+  } finally {
+    session.close();
+  }
+}
+
+interface InspectorSession {
+  send(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  onEvent: (method: string, params: Record<string, string | undefined>) => void;
+  close(): void;
+}
+
+/** A session with the service's inspector, started by SIGUSR1 (so the load before ran without one). */
+async function openInspector(pid: number, inspectPort: number): Promise<InspectorSession> {
   process.kill(pid, 'SIGUSR1');
   let targets: { webSocketDebuggerUrl?: string }[] = [];
   for (let tries = 0; targets.length === 0; tries += 1) {
@@ -423,25 +470,34 @@ async function collectGarbage(pid: number, inspectPort: number, snapshotTo?: str
   const url = targets[0]?.webSocketDebuggerUrl;
   if (url === undefined) throw new Error('the service has no inspector target');
   const socket = new WebSocket(url);
-  const snapshot = snapshotTo === undefined ? undefined : createWriteStream(snapshotTo);
   await new Promise<void>((resolve, reject) => {
-    socket.addEventListener('open', () => {
-      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
-    });
-    socket.addEventListener('message', (message) => {
-      const answer = JSON.parse(String(message.data)) as { id?: number; method?: string; params?: { chunk?: string }; error?: { message: string } };
-      if (answer.method === 'HeapProfiler.addHeapSnapshotChunk') snapshot?.write(answer.params?.chunk ?? '');
-      if (answer.id === undefined) return;
-      if (answer.error !== undefined) reject(new Error(`the inspector refused: ${answer.error.message}`));
-      else if (answer.id === 1 && snapshotTo !== undefined) socket.send(JSON.stringify({ id: 2, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }));
-      else resolve();
-    });
-    socket.addEventListener('error', () => {
-      reject(new Error('the inspector connection failed'));
-    });
+    socket.addEventListener('open', () => { resolve(); });
+    socket.addEventListener('error', () => { reject(new Error('the inspector connection failed')); });
   });
-  socket.close();
-  if (snapshot !== undefined) await new Promise((resolve) => snapshot.end(resolve));
+  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  let lastId = 0;
+  const session: InspectorSession = {
+    send: (method, params) =>
+      new Promise((resolve, reject) => {
+        lastId += 1;
+        pending.set(lastId, { resolve, reject });
+        socket.send(JSON.stringify({ id: lastId, method, ...(params === undefined ? {} : { params }) }));
+      }),
+    onEvent: () => undefined,
+    close: () => { socket.close(); },
+  };
+  socket.addEventListener('message', (message) => {
+    const answer = JSON.parse(String(message.data)) as { id?: number; method?: string; params?: Record<string, string | undefined>; result?: unknown; error?: { message: string } };
+    if (answer.id === undefined) {
+      if (answer.method !== undefined) session.onEvent(answer.method, answer.params ?? {});
+      return;
+    }
+    const waiter = pending.get(answer.id);
+    pending.delete(answer.id);
+    if (answer.error !== undefined) waiter?.reject(new Error(`the inspector refused: ${answer.error.message}`));
+    else waiter?.resolve(answer.result);
+  });
+  return session;
 }
 
 /** One unlabelled series of the service's `/metrics` (prom-client's process metrics among them). */

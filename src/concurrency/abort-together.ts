@@ -59,8 +59,19 @@ let settleTimer: NodeJS.Timeout | undefined;
 export function untilAbortsSettle(): Promise<void> {
   return new Promise((resolve) => {
     settleWaiters.push({ resolve, since: performance.now() });
-    settleTimer ??= setTimeout(releaseSettled, SETTLE_QUIET_MS);
+    settleTimer ??= setTimeout(onSettleTimer, SETTLE_QUIET_MS);
   });
+}
+
+/**
+ * The quiet period has passed by the clock: look again once this turn of the event loop has read
+ * its I/O. The timer fires at the top of the loop's turn, before the poll that reads sockets; on
+ * a busy machine the service may not have run at all for those 2 ms, with departures waiting
+ * unread in their sockets. Those read in the poll are queued before the check phase, where this
+ * looks, so they count.
+ */
+function onSettleTimer(): void {
+  setImmediate(releaseSettled);
 }
 
 function releaseSettled(): void {
@@ -68,5 +79,5 @@ function releaseSettled(): void {
   const now = performance.now();
   const quiet = queued.length === 0 && now - lastAbortsAt >= SETTLE_QUIET_MS;
   while (settleWaiters.length > 0 && (quiet || now - (settleWaiters[0]?.since ?? now) >= SETTLE_MAX_MS)) settleWaiters.shift()?.resolve();
-  if (settleWaiters.length > 0) settleTimer = setTimeout(releaseSettled, SETTLE_QUIET_MS);
+  if (settleWaiters.length > 0) settleTimer = setTimeout(onSettleTimer, SETTLE_QUIET_MS);
 }

@@ -3,19 +3,8 @@ import type { StoredEvent } from '../store/turn-store.js';
 import { collectingSink } from '../turns/follow-turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import type { TurnService } from '../turns/turn-service.js';
+import { cancelOnDeparture } from './cancel-on-departure.js';
 import { EventStreamWriter } from './event-stream-writer.js';
-
-/** Calls `onDeparture` once when `departure` aborts (at once if it has); returns the function that stops watching. */
-function onClientDeparture(departure: AbortSignal, onDeparture: () => void): () => void {
-  if (departure.aborted) {
-    onDeparture();
-    return () => undefined;
-  }
-  departure.addEventListener('abort', onDeparture, { once: true });
-  return () => {
-    departure.removeEventListener('abort', onDeparture);
-  };
-}
 
 /**
  * Streams a turn started by this request as SSE or NDJSON, from the store's sequence (see
@@ -28,12 +17,9 @@ export async function streamOwnTurn(options: { run: TurnRun; service: TurnServic
   reply.hijack();
   const writer = new EventStreamWriter({ response: reply.raw, format: options.format, pingMs: options.pingMs, headers: { 'turn-id': run.id } });
   const controller = new AbortController();
-  const stopWatching = onClientDeparture(options.departure, () => {
-    // The turn first: its abort closes the model request and the tools' sockets at once.
-    run.cancel('client_disconnected');
+  const stopWatching = cancelOnDeparture({ departure: options.departure, run, following: controller, abandon: () => {
     writer.abandon();
-    controller.abort();
-  });
+  } });
   try {
     await options.service.streamEvents({ turnId: run.id, afterSeq: 0, follow: true, signal: controller.signal, sink: writer });
   } catch (error) {
@@ -49,9 +35,7 @@ export async function streamOwnTurn(options: { run: TurnRun; service: TurnServic
  */
 export async function collectOwnTurn(options: { run: TurnRun; service: TurnService; departure: AbortSignal }): Promise<StoredEvent[]> {
   const { run } = options;
-  const stopWatching = onClientDeparture(options.departure, () => {
-    run.cancel('client_disconnected');
-  });
+  const stopWatching = cancelOnDeparture({ departure: options.departure, run });
   await run.done;
   stopWatching();
   const collected = collectingSink();

@@ -4,6 +4,7 @@ import type { EventSink } from '../turns/follow-turn-events.js';
 import type { TurnEvent } from '../turns/turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import type { TurnService } from '../turns/turn-service.js';
+import { cancelOnDeparture } from './cancel-on-departure.js';
 import { UiMessageChunks } from './to-ui-message-chunks.js';
 
 /**
@@ -41,12 +42,15 @@ export async function streamOwnTurnAsUiMessages(options: {
     write(': ping\n\n');
   }, options.pingMs);
   ping.unref();
-  const leave = (): void => {
-    run.cancel('client_disconnected'); // first: its abort closes the model request and the tools' sockets
-    following.abort();
-  };
-  if (options.departure.aborted) leave();
-  else options.departure.addEventListener('abort', leave, { once: true });
+  const stopWatching = cancelOnDeparture({
+    departure: options.departure,
+    run,
+    following,
+    abandon: () => {
+      ended = true;
+      clearInterval(ping);
+    },
+  });
   const translator = new UiMessageChunks();
   const sink: EventSink = {
     write: (stored: StoredEvent) => {
@@ -67,7 +71,7 @@ export async function streamOwnTurnAsUiMessages(options: {
   } catch (error) {
     reply.log.error({ err: error, turnId: run.id }, 'ui message stream failed');
   }
-  options.departure.removeEventListener('abort', leave);
+  stopWatching();
   clearInterval(ping);
   ended = true;
   if (!response.destroyed) response.end();
