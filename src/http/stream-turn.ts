@@ -17,9 +17,14 @@ export async function streamOwnTurn(options: { run: TurnRun; service: TurnServic
   reply.hijack();
   const writer = new EventStreamWriter({ response: reply.raw, format: options.format, pingMs: options.pingMs, headers: { 'turn-id': run.id } });
   const controller = new AbortController();
-  const stopWatching = cancelOnDeparture({ departure: options.departure, run, following: controller, abandon: () => {
-    writer.abandon();
-  } });
+  const stopWatching = cancelOnDeparture({
+    departure: options.departure,
+    run,
+    following: controller,
+    abandon: () => {
+      writer.abandon();
+    },
+  });
   try {
     await options.service.streamEvents({ turnId: run.id, afterSeq: 0, follow: true, signal: controller.signal, sink: writer });
   } catch (error) {
