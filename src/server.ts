@@ -25,7 +25,7 @@ async function start(): Promise<{ config: Config; runtime: Runtime }> {
 /** The process: start, listen, and on SIGTERM / SIGINT drain running turns and close. */
 const { config, runtime } = await start();
 const { app } = runtime;
-const trimmer = startNativeHeapTrimmer({ everyMs: config.nativeHeapTrimMs, logger: app.log });
+const trimmer = startNativeHeapTrimmer({ everyMs: config.nativeHeapTrimMs, logger: app.log, metrics: runtime.observability.metrics });
 // After the grace, cancelled turns unwind within a second and the store closes: 2 s more is
 // the hard stop. The image's SHUTDOWN_GRACE_MS (7 s) keeps all of it inside `docker stop`'s 10 s.
 closeWithGrace({ delay: config.http.shutdownGraceMs + 2_000, logger: app.log }, async ({ signal, err }) => {

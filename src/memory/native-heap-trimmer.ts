@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { openNativeHeap, type NativeHeap } from './native-heap.js';
 
 /**
@@ -88,8 +89,8 @@ export interface NativeHeapTrim {
 }
 
 /** The process's trimmer on the settings' interval (`NATIVE_HEAP_TRIM_MS`); none when it is 0 or glibc's malloc is not there to trim. */
-export function startNativeHeapTrimmer(options: { readonly everyMs: number; readonly logger: Logger }): NativeHeapTrimmer | undefined {
-  const { everyMs, logger } = options;
+export function startNativeHeapTrimmer(options: { readonly everyMs: number; readonly logger: Logger; readonly metrics?: Pick<ServiceMetrics, 'nativeHeapTrims' | 'nativeHeapReleasedBytes'> }): NativeHeapTrimmer | undefined {
+  const { everyMs, logger, metrics } = options;
   if (everyMs === 0) return undefined;
   const heap = openNativeHeap();
   if ('unavailable' in heap) {
@@ -101,6 +102,8 @@ export function startNativeHeapTrimmer(options: { readonly everyMs: number; read
     everyMs,
     minGrowthBytes: MIN_GROWTH_BYTES,
     onTrim: (trim) => {
+      metrics?.nativeHeapTrims.inc();
+      metrics?.nativeHeapReleasedBytes.inc(trim.releasedBytes);
       logger.debug(trim, 'gave the memory malloc held free back to the system');
     },
   });

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { openNativeHeap } from '../memory/native-heap.js';
 
 /**
  * The service's Prometheus series, in one registry owned by the runtime (never prom-client's
@@ -35,6 +36,12 @@ export interface ServiceMetrics {
   readonly workflowTaskAttempts: Counter;
   /** Webhook delivery attempts, by subject kind and outcome (`delivered`, `retrying`, `failed`, `refused`). */
   readonly webhookDeliveries: Counter<'subject' | 'outcome'>;
+  /** Times the process's NativeHeapTrimmer gave malloc's free memory back (memory/native-heap-trimmer.ts). */
+  readonly nativeHeapTrims: Counter;
+  /** The RSS those trims gave back, in bytes. */
+  readonly nativeHeapReleasedBytes: Counter;
+  /** What glibc's malloc holds free now (`mallinfo2().fordblks`), read at scrape time; absent where malloc is not glibc's. */
+  readonly nativeHeapFreeBytes: Gauge;
 }
 
 /** Counts the store answers at scrape time (cheap indexed counts), for the gauges that must hold across replicas and restarts. */
@@ -47,6 +54,8 @@ export function createServiceMetrics(options: { readonly processMetrics?: boolea
   const registry = new Registry();
   const { counts } = options;
   const registers = [registry];
+  const opened = openNativeHeap();
+  const nativeHeap = 'unavailable' in opened ? undefined : opened;
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
@@ -98,6 +107,16 @@ export function createServiceMetrics(options: { readonly processMetrics?: boolea
     }),
     workflowTasks: new Counter({ name: 'turn_runtime_workflow_tasks_total', help: 'Workflow tasks settled, by outcome (succeeded, failed, cancelled).', labelNames: ['outcome'], registers }),
     workflowTaskAttempts: new Counter({ name: 'turn_runtime_workflow_task_attempts_total', help: 'Task turns started for workflow tasks.', registers }),
+    nativeHeapTrims: new Counter({ name: 'turn_runtime_native_heap_trims_total', help: "Times the process gave the memory malloc held free back to the system (malloc_trim).", registers }),
+    nativeHeapReleasedBytes: new Counter({ name: 'turn_runtime_native_heap_released_bytes_total', help: 'Resident memory those trims gave back, in bytes.', registers }),
+    nativeHeapFreeBytes: new Gauge({
+      name: 'turn_runtime_native_heap_free_bytes',
+      help: "Memory glibc's malloc holds free now, over every arena (mallinfo2 fordblks); absent where malloc is not glibc's.",
+      registers: nativeHeap === undefined ? [] : registers,
+      collect() {
+        if (nativeHeap !== undefined) this.set(nativeHeap.freeBytes());
+      },
+    }),
     webhookDeliveries: new Counter({
       name: 'turn_runtime_webhook_deliveries_total',
       help: 'Webhook delivery attempts, by subject kind and outcome (delivered, retrying, failed, refused).',
