@@ -18,6 +18,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
         description:
           'Decides one call the turn parked (`tool.approval_requested`, the record\'s `pendingApprovals`). The decision is bound to the turn, the call id and `argumentsHash`, the hash of the exact validated arguments. When the last pending call of the turn is decided, the turn goes on (on this replica): approved calls run, denied ones are answered to the model as denied. 404 `approval_not_found` for a call the turn never parked; 409 `approval_not_pending` once it is decided or the turn has ended; 422 `approval_mismatch` when the hash is not the pending call\'s.',
         tags: ['turns'],
+        operationId: 'decideApproval',
         params: z.object({ id: z.string().min(1).max(200), callId: z.string().min(1).max(200) }),
         body: approvalDecisionBodySchema,
         response: {

@@ -35,6 +35,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         summary: 'Start a background job',
         description: 'A job runs as its own sequence of text turns: the first with the instructions, each later one with the messages queued meanwhile; it completes when a turn ends with no message waiting.',
         tags: ['background-jobs'],
+        operationId: 'createBackgroundJob',
         body: createBody,
         response: { 201: backgroundJobRecordSchema, ...commonErrorResponses },
       },
@@ -48,7 +49,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
 
   app.get(
     '/background-jobs/:id',
-    { schema: { summary: 'A background job', tags: ['background-jobs'], params: jobParams, response: { 200: backgroundJobRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
+    { schema: { summary: 'A background job', tags: ['background-jobs'], operationId: 'getBackgroundJob', params: jobParams, response: { 200: backgroundJobRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
     async (request) => jobs.get(request.params.id),
   );
 
@@ -59,6 +60,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         summary: "An agent's background jobs",
         description: 'Newest first.',
         tags: ['background-jobs'],
+        operationId: 'listBackgroundJobs',
         querystring: z.object({ agentId: z.string().regex(AGENT_ID_PATTERN, 'must be an agent id'), limit: z.coerce.number().int().min(1).max(100).default(32) }),
         response: { 200: z.object({ backgroundJobs: z.array(backgroundJobRecordSchema) }), ...commonErrorResponses },
       },
@@ -73,6 +75,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         summary: 'Message a running job',
         description: 'Queued for the job\'s next turn; `202` with the record. `409 job_not_running` once the job has ended.',
         tags: ['background-jobs'],
+        operationId: 'sendBackgroundJobMessage',
         params: jobParams,
         body: z.strictObject({ text: z.string().trim().min(1).max(100_000) }),
         response: { 202: backgroundJobRecordSchema, 404: errorEnvelopeSchema, 409: errorEnvelopeSchema, ...commonErrorResponses },
@@ -88,6 +91,7 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         summary: 'Stop a running job',
         description: 'Aborts its running turn (on whichever replica runs it) and ends the job `stopped`; `409 job_not_running` once it has ended.',
         tags: ['background-jobs'],
+        operationId: 'stopBackgroundJob',
         params: jobParams,
         response: { 202: backgroundJobRecordSchema, 404: errorEnvelopeSchema, 409: errorEnvelopeSchema, ...commonErrorResponses },
       },
@@ -103,9 +107,10 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         description:
           'Replays the events after `Last-Event-ID` or `?after=N`, then follows until `job.completed` | `job.failed` | `job.stopped`. SSE by default, NDJSON for `application/x-ndjson`, `application/json` for what is stored now (webhook attempts, which come after the end, included). `204` when resumed at or past the end.',
         tags: ['background-jobs'],
+        operationId: 'getBackgroundJobEvents',
         params: jobParams,
         querystring: z.object({ after: sequence.optional() }),
-        headers: z.object({ 'last-event-id': sequence.optional() }),
+        headers: z.object({ 'last-event-id': sequence.optional().describe('Resume after this seq (the `id:` of the last event received); the larger of it and `?after` wins.') }),
         response: { 200: z.object({ events: z.array(backgroundJobEventSchema) }), 204: z.null(), 404: errorEnvelopeSchema, 406: errorEnvelopeSchema, ...commonErrorResponses },
       },
     },

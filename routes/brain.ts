@@ -72,6 +72,7 @@ export const brainRoutes: FastifyPluginAsyncZod<BrainRoutesOptions> = async (app
         description:
           'With `query`: ranked full-text search (English, Chinese, Japanese …), each page with a snippet around what matched, the whole answer within `budget_tokens`. Without: the most recently updated pages.',
         tags: ['brain'],
+        operationId: 'searchBrainPages',
         params: agentParams,
         querystring: searchQuerySchema,
         response: { 200: searchAnswerSchema, ...commonErrorResponses },
@@ -96,7 +97,7 @@ export const brainRoutes: FastifyPluginAsyncZod<BrainRoutesOptions> = async (app
 
   app.get(
     '/agents/:agentId/brain/pages/:reference',
-    { schema: { summary: 'One page', tags: ['brain'], params: pageParams, response: { 200: pageSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
+    { schema: { summary: 'One page', tags: ['brain'], operationId: 'getBrainPage', params: pageParams, response: { 200: pageSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
     async (request) => {
       const ref = request.params.reference.normalize('NFC');
       const page = await brain.getPage({ agentId: request.params.agentId, reference: ref });
@@ -112,6 +113,7 @@ export const brainRoutes: FastifyPluginAsyncZod<BrainRoutesOptions> = async (app
         summary: 'Write a page',
         description: '`201` with the page when the reference was free, `200` when it replaced a page. Tags are kept once each (compared without case).',
         tags: ['brain'],
+        operationId: 'putBrainPage',
         params: pageParams,
         body: pageBodySchema,
         response: { 200: pageSchema, 201: pageSchema, 413: errorEnvelopeSchema, 415: errorEnvelopeSchema, ...commonErrorResponses },
@@ -135,6 +137,7 @@ export const brainRoutes: FastifyPluginAsyncZod<BrainRoutesOptions> = async (app
         summary: 'Delete a page',
         description: '`204` when the page was deleted; `404 page_not_found` when there was none.',
         tags: ['brain'],
+        operationId: 'deleteBrainPage',
         params: pageParams,
         response: { 204: z.null().describe('Deleted'), 404: errorEnvelopeSchema, ...commonErrorResponses },
       },

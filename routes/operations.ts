@@ -11,7 +11,7 @@ export interface OperationRoutesOptions {
 export const operationRoutes: FastifyPluginAsyncZod<OperationRoutesOptions> = async (app, { service }) => {
   app.get(
     '/healthz',
-    { schema: { summary: 'Alive', tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } } },
+    { schema: { summary: 'Alive', tags: ['operations'], operationId: 'getHealth', response: { 200: z.object({ status: z.literal('ok') }) } } },
     () => ({ status: 'ok' as const }),
   );
 
@@ -22,6 +22,7 @@ export const operationRoutes: FastifyPluginAsyncZod<OperationRoutesOptions> = as
         summary: 'Ready to take turns',
         description: '503 `shutting_down` while the server drains.',
         tags: ['operations'],
+        operationId: 'getReadiness',
         response: { 200: z.object({ status: z.literal('ready'), runningTurns: z.number().int() }), 503: errorEnvelopeSchema },
       },
     },

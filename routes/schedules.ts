@@ -36,6 +36,7 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
         summary: 'Create a schedule',
         description: 'Each fire starts a text turn for the agent with the prompt (its record carries `scheduleId`), on exactly one replica. A bad cron expression or time zone is `400 invalid_request` naming the field.',
         tags: ['schedules'],
+        operationId: 'createSchedule',
         body: createBody,
         response: { 201: scheduleRecordSchema, ...commonErrorResponses },
       },
@@ -47,7 +48,7 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
     },
   );
 
-  app.get('/schedules/:id', { schema: { summary: 'A schedule', tags: ['schedules'], params: scheduleParams, response: withRecord } }, async (request) => schedules.get(request.params.id));
+  app.get('/schedules/:id', { schema: { summary: 'A schedule', tags: ['schedules'], operationId: 'getSchedule', params: scheduleParams, response: withRecord } }, async (request) => schedules.get(request.params.id));
 
   app.get(
     '/schedules',
@@ -56,6 +57,7 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
         summary: "An agent's schedules",
         description: 'Newest first, at most 100.',
         tags: ['schedules'],
+        operationId: 'listSchedules',
         querystring: z.object({ agentId: z.string().regex(AGENT_ID_PATTERN, 'must be an agent id') }),
         response: { 200: z.object({ schedules: z.array(scheduleRecordSchema) }), ...commonErrorResponses },
       },
@@ -65,19 +67,19 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
 
   app.post(
     '/schedules/:id/pause',
-    { schema: { summary: 'Pause a schedule', description: 'No fire until resumed; `nextFireAt` is null meanwhile.', tags: ['schedules'], params: scheduleParams, response: withRecord } },
+    { schema: { summary: 'Pause a schedule', description: 'No fire until resumed; `nextFireAt` is null meanwhile.', tags: ['schedules'], operationId: 'pauseSchedule', params: scheduleParams, response: withRecord } },
     async (request) => schedules.pause(request.params.id),
   );
 
   app.post(
     '/schedules/:id/resume',
-    { schema: { summary: 'Resume a schedule', description: 'Fires again from now on.', tags: ['schedules'], params: scheduleParams, response: withRecord } },
+    { schema: { summary: 'Resume a schedule', description: 'Fires again from now on.', tags: ['schedules'], operationId: 'resumeSchedule', params: scheduleParams, response: withRecord } },
     async (request) => schedules.resume(request.params.id),
   );
 
   app.delete(
     '/schedules/:id',
-    { schema: { summary: 'Delete a schedule', description: 'No more fires; then `404 schedule_not_found`.', tags: ['schedules'], params: scheduleParams, response: { 204: z.null(), 404: errorEnvelopeSchema, ...commonErrorResponses } } },
+    { schema: { summary: 'Delete a schedule', description: 'No more fires; then `404 schedule_not_found`.', tags: ['schedules'], operationId: 'deleteSchedule', params: scheduleParams, response: { 204: z.null(), 404: errorEnvelopeSchema, ...commonErrorResponses } } },
     async (request, reply) => {
       await schedules.remove(request.params.id);
       return reply.code(204).send(null);

@@ -30,9 +30,10 @@ export const turnEventRoutes: FastifyPluginAsyncZod<TurnEventRoutesOptions> = as
         description:
           'Replays the events after `Last-Event-ID` or `?after=N` (the larger wins; each a non-negative decimal integer), then streams live ones until the last. SSE by default (every answer starts with `retry:`), NDJSON for `application/x-ndjson`; `application/json` answers at once with the events stored so far. On a turn that has ended, the stream sends what is left and closes at once; when nothing is left (the seq is at or past the terminal event) the answer is `204`. Leaving this stream does not cancel the turn.',
         tags: ['turns'],
+        operationId: 'getTurnEvents',
         params: z.object({ id: z.string().min(1).max(200) }),
         querystring: z.object({ after: sequence.optional() }),
-        headers: z.object({ 'last-event-id': sequence.optional() }),
+        headers: z.object({ 'last-event-id': sequence.optional().describe('Resume after this seq (the `id:` of the last event received); the larger of it and `?after` wins.') }),
         response: {
           200: z.object({ events: z.array(turnEventSchema) }),
           204: z.null().describe('The turn has ended and nothing is stored after the given seq: do not reconnect.'),

@@ -26,12 +26,14 @@ const startHeaders = z.looseObject({
     .string()
     .regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1 to 200 visible ASCII characters (0x21-0x7E)')
     .optional()
-    .describe('Makes the request safe to retry: the same key with the same body answers the turn it made (header `idempotent-replayed: true`), kept at least 24 h per bearer token.'),
+    .describe(
+      'Makes the request safe to retry: the same key with the same body answers the turn it made (header `idempotent-replayed: true`) instead of starting another; with another body it is `422 idempotency_key_reused`. Kept at least 24 h per bearer token. 1–200 visible ASCII characters (0x21–0x7E).',
+    ),
   'last-event-id': z
     .string()
     .regex(/^\d{1,15}$/, 'must be a non-negative decimal integer')
     .optional()
-    .describe('On a retried idempotent stream: replay only the events after this seq.'),
+    .describe('On an idempotent retry that streams: replay only the stored events after this seq, then follow the turn live.'),
 });
 
 const turnParams = z.object({ id: z.string().min(1).max(200) });
@@ -48,6 +50,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
         description:
           'Assembles the turn\'s tools and runs the loop. By `Accept`: Server-Sent Events (`text/event-stream`, `*/*` or none), NDJSON (`application/x-ndjson`), both flushed as events happen; or `application/json`, which waits for the end and answers with the record and its events. The `turn-id` header names the turn. A streaming client that disconnects aborts the turn. With `Idempotency-Key`, a retry answers the turn the key made (in the `Accept` it asks for, header `idempotent-replayed: true`), `422 idempotency_key_reused` when the body differs. `multitask` decides what happens while the agent has a turn running: a queued turn streams `turn.queued` first, `409 agent_busy` when it may not wait.',
         tags: ['turns'],
+        operationId: 'createTurn',
         body: turnRequestSchema,
         headers: startHeaders,
         response: {
@@ -109,7 +112,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
 
   app.get(
     '/turns/:id',
-    { schema: { summary: 'A turn record', tags: ['turns'], params: turnParams, response: { 200: turnRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
+    { schema: { summary: 'A turn record', tags: ['turns'], operationId: 'getTurn', params: turnParams, response: { 200: turnRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
     async (request) => service.getTurn(request.params.id),
   );
 
@@ -120,6 +123,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
         summary: 'What a turn was given',
         description: 'The assembled tools, and the provider tool definitions exactly as they were sent.',
         tags: ['turns'],
+        operationId: 'getTurnTools',
         params: turnParams,
         response: { 200: turnToolsSchema, 404: errorEnvelopeSchema, ...commonErrorResponses },
       },
@@ -143,6 +147,7 @@ export const turnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, 
         description:
           'Ends the turn with `turn.cancelled` (reason `cancel_requested`) and answers 202 with its record; a queued turn ends without ever starting. Works through any replica: the one running the turn aborts it within a second, and the answer waits for that (up to 5 s, then it is the record as it stands).',
         tags: ['turns'],
+        operationId: 'cancelTurn',
         params: turnParams,
         response: { 202: turnRecordSchema, 404: errorEnvelopeSchema, 409: errorEnvelopeSchema, ...commonErrorResponses },
       },

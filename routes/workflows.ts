@@ -27,6 +27,7 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
         summary: 'Start a workflow run',
         description: 'Stores the run and answers at once; its agent() calls run as `workflow_task` turns on durable work (any replica), and it resumes by itself after a restart.',
         tags: ['workflows'],
+        operationId: 'createWorkflow',
         body: workflowRequestSchema,
         response: { 201: workflowRecordSchema, ...commonErrorResponses },
       },
@@ -39,7 +40,7 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
 
   app.get(
     '/workflows/:id',
-    { schema: { summary: 'A workflow run', tags: ['workflows'], params, response: { 200: workflowRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
+    { schema: { summary: 'A workflow run', tags: ['workflows'], operationId: 'getWorkflow', params, response: { 200: workflowRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses } } },
     (request) => engine.getRun(request.params.id),
   );
 
@@ -49,6 +50,7 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
       schema: {
         summary: 'Workflow runs, newest first',
         tags: ['workflows'],
+        operationId: 'listWorkflows',
         querystring: z.strictObject({
           agentId: z.string().min(1).max(64).optional(),
           status: z.enum(['running', 'completed', 'failed', 'cancelled']).optional(),
@@ -67,6 +69,7 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
         summary: 'Cancel a workflow run',
         description: 'No new task starts, running task turns end `turn.cancelled` (`cancel_requested`), late results are ignored; the run ends `cancelled` once. `409 workflow_not_running` when it has ended or is already being cancelled.',
         tags: ['workflows'],
+        operationId: 'cancelWorkflow',
         params,
         response: { 202: workflowRecordSchema, 404: errorEnvelopeSchema, 409: errorEnvelopeSchema, ...commonErrorResponses },
       },
@@ -81,9 +84,10 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
         summary: "A workflow run's events",
         description: 'Replays the events after `Last-Event-ID` or `?after=N`, then follows the run until its end (from any replica). SSE by default, NDJSON for `application/x-ndjson`, JSON for the events so far. `204` when the run has ended and the cursor is at or past its terminal event and nothing follows.',
         tags: ['workflows'],
+        operationId: 'getWorkflowEvents',
         params,
         querystring: z.object({ after: sequence.optional() }),
-        headers: z.object({ 'last-event-id': sequence.optional() }),
+        headers: z.object({ 'last-event-id': sequence.optional().describe('Resume after this seq (the `id:` of the last event received); the larger of it and `?after` wins.') }),
         response: { 200: z.object({ events: z.array(workflowEventSchema) }), 204: z.null().describe('Nothing more will come.'), 404: errorEnvelopeSchema, 406: errorEnvelopeSchema, ...commonErrorResponses },
       },
     },

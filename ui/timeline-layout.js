@@ -1,6 +1,7 @@
 // Lays a turn's events out on a time axis: one bar per model call (lane 0) and one per tool
 // call, tool calls in as many lanes as overlap, so parallel calls sit in parallel lanes.
-// Pure: events in, geometry-free bars out (times in ms from the turn's start).
+// Pure: events in, geometry-free bars out (times in ms from the turn's start). The page then
+// asks axisTicks and placeLabels, also pure, where ticks and labels go on the drawn widths.
 
 const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
 
@@ -95,4 +96,63 @@ export function layoutTimeline(events, nowMs) {
     bars.push(bar);
   }
   return { spanMs: Math.max(endMs, 1), lanes: laneEnds.length + 1, bars, terminal };
+}
+
+// Tick steps a reader can add up: 1, 2, 5 × 10ⁿ ms, then whole seconds, minutes and hours.
+const TICK_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000];
+
+// The least room between two ticks: the widest label formatDuration makes ("10 min 30 s", about
+// 60 px at the axis's size) and a gap. Counting ticks by the axis's drawn width, not a fixed
+// number, keeps the labels apart on a narrow screen as on a wide one.
+export const MIN_TICK_GAP_PX = 80;
+
+export function axisTicks(spanMs, widthPx) {
+  const most = Math.max(1, Math.floor(widthPx / MIN_TICK_GAP_PX));
+  const step = TICK_STEPS.find((candidate) => spanMs / candidate <= most) ?? 3_600_000 * Math.ceil(spanMs / most / 3_600_000);
+  const values = [];
+  for (let value = 0; value <= spanMs; value += step) values.push(value);
+  return values;
+}
+
+// Where each bar's label goes, in pixels along its lane's track (so it needs the drawn widths):
+// inside its bar when it fits there; else beside it, after it or else before it, where that is
+// clear of the lane's bars and of the labels placed so far; else under its bar, in the first row
+// there where it meets no other label. A turn whose calls all happen within a few milliseconds
+// puts its bars a few pixels apart, and labels beside them would be drawn over each other.
+//   bars: [{ left, right, labelWidth, padding }] in track pixels (padding: the bar's own, both
+//   sides), any order; widthPx: the track's width.
+// Returns { placements, rows }: placements in the order of `bars`, each { inside, x, row } (x:
+// the label's left edge in track pixels; row 0 is the bars' own); rows: how many rows under the
+// bars are used.
+export function placeLabels(bars, widthPx, gapPx = 5) {
+  const placements = bars.map(() => undefined);
+  // Row 0 holds the bars themselves; every row, the labels placed in it.
+  const taken = [bars.map((bar) => [bar.left, bar.right])];
+  const clear = (row, left, right) => (taken[row] ?? []).every(([takenLeft, takenRight]) => right + gapPx <= takenLeft || takenRight + gapPx <= left);
+  const order = bars.map((bar, index) => index).sort((a, b) => bars[a].left - bars[b].left);
+  for (const index of order) {
+    const bar = bars[index];
+    if (bar.labelWidth + bar.padding <= bar.right - bar.left) {
+      placements[index] = { inside: true, x: bar.left + bar.padding / 2, row: 0 };
+      continue;
+    }
+    const width = bar.labelWidth;
+    const after = bar.right + gapPx;
+    const before = bar.left - gapPx - width;
+    let placement;
+    if (after + width <= widthPx && clear(0, after, after + width)) placement = { inside: false, x: after, row: 0 };
+    else if (before >= 0 && clear(0, before, before + width)) placement = { inside: false, x: before, row: 0 };
+    else {
+      // Under the bar, starting where it starts or, near the track's end, ending where it ends,
+      // so that a reader can tell which bar it names.
+      const x = bar.left + width <= widthPx ? bar.left : Math.max(0, bar.right - width);
+      let row = 1;
+      while (!clear(row, x, x + width)) row += 1;
+      placement = { inside: false, x, row };
+    }
+    taken[placement.row] ??= [];
+    taken[placement.row].push([placement.x, placement.x + width]);
+    placements[index] = placement;
+  }
+  return { placements, rows: taken.length - 1 };
 }

@@ -1,5 +1,5 @@
 import { Unauthorized, askForToken, followEvents, formatDuration, getJson } from './api.js';
-import { layoutTimeline } from './timeline-layout.js';
+import { axisTicks, layoutTimeline, placeLabels } from './timeline-layout.js';
 
 const turnId = decodeURIComponent(location.pathname.split('/').pop() ?? '');
 const notice = document.querySelector('#notice');
@@ -8,6 +8,7 @@ const details = document.querySelector('#details');
 const events = [];
 let renderScheduled = false;
 let ticker;
+let drawnWidth;
 
 document.querySelector('#turn-id').textContent = turnId;
 document.title = `${turnId} · turn-runtime inspector`;
@@ -41,11 +42,53 @@ function renderSummary(record) {
   if (record.output) summary.append(element('blockquote', { text: record.output }));
 }
 
-function ticks(spanMs) {
-  const step = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000, 300_000].find((candidate) => spanMs / candidate <= 8) ?? 600_000;
-  const values = [];
-  for (let value = 0; value <= spanMs; value += step) values.push(value);
-  return values;
+// The height of a row of labels under a lane's bars, and the lane's own (as in inspector.css).
+const LABEL_ROW_REM = 1.1;
+const LANE_REM = 1.9;
+
+// Ticks are counted on the axis's drawn width, so this runs once the axis is on the page. A
+// label that would reach past the axis's end is right-aligned to its tick instead, and one that
+// would still meet the label before it is left out.
+function drawTicks(axis, spanMs) {
+  const ticks = axisTicks(spanMs, axis.clientWidth).map((ms) => {
+    const tick = element('span', { className: 'tick', text: formatDuration(ms) || '0' });
+    tick.style.left = `${((ms / spanMs) * 100).toFixed(3)}%`;
+    return tick;
+  });
+  axis.append(...ticks);
+  const end = axis.getBoundingClientRect().right;
+  let previousRight = -Infinity;
+  for (const tick of ticks) {
+    if (tick.getBoundingClientRect().right > end) tick.classList.add('tick-end');
+    const box = tick.getBoundingClientRect();
+    if (box.left < previousRight + 4) tick.remove();
+    else previousRight = box.right;
+  }
+}
+
+// Bars are drawn with their labels beside them (class bar-narrow), which is where a label's
+// full width can be measured; placeLabels then says which stay beside, which move inside their
+// bar and which drop to rows under the bars, and the lane grows to hold those rows.
+function placeBarLabels(lane) {
+  const track = lane.querySelector('.track');
+  const origin = track.getBoundingClientRect().left;
+  const nodes = [...track.querySelectorAll('.bar')];
+  const bars = nodes.map((node) => {
+    const box = node.getBoundingClientRect();
+    const style = window.getComputedStyle(node);
+    return { left: box.left - origin, right: box.right - origin, labelWidth: node.querySelector('.bar-inner').getBoundingClientRect().width, padding: parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) };
+  });
+  const { placements, rows } = placeLabels(bars, track.clientWidth);
+  placements.forEach((placement, index) => {
+    const node = nodes[index];
+    const inner = node.querySelector('.bar-inner');
+    node.classList.toggle('bar-narrow', !placement.inside);
+    node.classList.toggle('bar-label-below', placement.row > 0);
+    if (placement.inside) return;
+    inner.style.left = `${(placement.x - bars[index].left).toFixed(1)}px`;
+    if (placement.row > 0) inner.style.top = `calc(100% + ${(0.15 + (placement.row - 1) * LABEL_ROW_REM).toFixed(2)}rem)`;
+  });
+  if (rows > 0) lane.style.height = `${LANE_REM + rows * LABEL_ROW_REM}rem`;
 }
 
 function showDetails(bar) {
@@ -61,11 +104,7 @@ function render() {
   const status = layout.terminal === undefined ? (events.length === 0 ? 'loading' : 'running') : layout.terminal.type.slice('turn.'.length);
   timeline.dataset.turnStatus = status;
   const percent = (ms) => `${((ms / layout.spanMs) * 100).toFixed(3)}%`;
-  const axis = element('div', { className: 'axis' }, ...ticks(layout.spanMs).map((ms) => {
-    const tick = element('span', { className: 'tick', text: formatDuration(ms) || '0' });
-    tick.style.left = percent(ms);
-    return tick;
-  }));
+  const axis = element('div', { className: 'axis' });
   const lanes = [];
   for (let lane = 0; lane < layout.lanes; lane += 1) {
     const track = element('div', { className: 'track' });
@@ -77,11 +116,9 @@ function render() {
     if (bar.error !== undefined) badges.push(element('span', { className: 'badge failure', text: bar.error.code }));
     if (bar.status === 'cancelled') badges.push(element('span', { className: 'badge failure', text: 'cancelled' }));
     const text = `${bar.label}${bar.endMs > bar.startMs || bar.durationMs ? ` · ${formatDuration(bar.durationMs ?? bar.endMs - bar.startMs)}` : ''}`;
-    // A bar too short for its words carries them beside it.
-    const narrow = (bar.endMs - bar.startMs) / layout.spanMs < 0.12;
+    // Labels start beside their bars, to be measured, and are placed once drawn (placeBarLabels).
     const inner = element('span', { className: 'bar-inner' }, element('span', { className: 'bar-label', text }), ...badges);
-    const side = bar.startMs / layout.spanMs > 0.6 ? ' bar-narrow-left' : '';
-    const node = element('button', { className: `bar bar-${bar.kind} bar-${bar.status}${narrow ? ` bar-narrow${side}` : ''}`, data: { kind: bar.kind, status: bar.status, lane: bar.lane, ...(bar.callId === undefined ? { iteration: bar.iteration } : { callId: bar.callId }) } }, inner);
+    const node = element('button', { className: `bar bar-${bar.kind} bar-${bar.status} bar-narrow`, data: { kind: bar.kind, status: bar.status, lane: bar.lane, ...(bar.callId === undefined ? { iteration: bar.iteration } : { callId: bar.callId }) } }, inner);
     node.type = 'button';
     node.title = `${text}${bar.error === undefined ? '' : `\n${bar.error.message}`}`;
     node.style.left = percent(bar.startMs);
@@ -98,6 +135,9 @@ function render() {
     nodes.push(element('p', { className: 'error', text: `turn failed: ${layout.terminal.error.code}: ${layout.terminal.error.message}` }));
   }
   timeline.replaceChildren(...nodes);
+  drawnWidth = timeline.clientWidth;
+  drawTicks(axis, layout.spanMs);
+  for (const lane of lanes) placeBarLabels(lane);
   document.querySelector('#event-count').textContent = String(events.length);
   document.querySelector('#events').textContent = events.map((event) => JSON.stringify(event)).join('\n');
 }
@@ -123,6 +163,11 @@ async function renderTools() {
 }
 
 async function main() {
+  // Ticks and labels are placed on the drawn widths, which a resize changes (as does a scroll
+  // bar's appearing when the page grows); a change of height alone changes nothing.
+  new window.ResizeObserver(() => {
+    if (timeline.clientWidth !== drawnWidth) scheduleRender();
+  }).observe(timeline);
   try {
     renderSummary(await getJson(`/turns/${encodeURIComponent(turnId)}`));
     void renderTools().catch((error) => (notice.textContent = `tools: ${error.message}`));

@@ -20,14 +20,16 @@ const FASTIFY_CODES: Partial<Record<string, { statusCode: number; code: string; 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const validation: readonly FastifySchemaValidationError[] = (error as FastifyError).validation ?? [];
-    const issues = validation.map((issue) => ({
-      path: issue.instancePath
+    const context = (error as FastifyError).validationContext ?? 'body';
+    const validated = validatedPart(request, context);
+    const issues = validation.map((issue) => {
+      const path = issue.instancePath
         .split('/')
         .filter((segment: string) => segment !== '')
-        .map((segment: string) => (/^\d+$/.test(segment) ? Number(segment) : segment)),
-      message: (issue.message ?? 'invalid').replace(/^Invalid input: /, ''),
-    }));
-    const context = (error as FastifyError).validationContext ?? 'body';
+        .map((segment: string) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+      const absent = validated !== undefined && ABSENT_VALUE_CODES.has(issue.keyword) && !isPresent(validated.value, path);
+      return { path, message: absent ? 'required' : (issue.message ?? 'invalid').replace(/^Invalid input: /, '') };
+    });
     const message = issues.map((issue) => `${issue.path.join('.') || context}: ${issue.message}`).join('; ');
     void reply.code(400).send(errorEnvelope('invalid_request', message, issues));
     return;
@@ -52,6 +54,46 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
   request.log.error({ err: error }, 'request failed');
   void reply.code(500).send(errorEnvelope('internal_error', 'the server failed to handle this request'));
+}
+
+/**
+ * The Zod codes an absent value raises: `invalid_type` for a plain field ("expected string,
+ * received undefined"), `invalid_union` for a union ("Invalid input", which names nothing) and
+ * `invalid_value` for an enum or literal (which lists the options, not that none was sent).
+ * `custom` is left out: a refinement's message (e.g. `task: required when kind is
+ * "workflow_task"`) is its author's and says more than `required` would.
+ */
+const ABSENT_VALUE_CODES: ReadonlySet<string> = new Set(['invalid_type', 'invalid_union', 'invalid_value']);
+
+/**
+ * The request part that failed validation, as the client sent it. Zod drops an issue's
+ * `input` unless asked to report it (and @fastify/type-provider-zod does not ask), so whether
+ * the value was absent is read from the request itself; Fastify leaves the parsed part in
+ * place when validation fails. Undefined for a part this does not know, whose messages stay.
+ */
+function validatedPart(request: FastifyRequest, context: string): { readonly value: unknown } | undefined {
+  switch (context) {
+    case 'body':
+      return { value: request.body };
+    case 'querystring':
+      return { value: request.query };
+    case 'params':
+      return { value: request.params };
+    case 'headers':
+      return { value: request.headers };
+    default:
+      return undefined;
+  }
+}
+
+/** Whether `path` names a value the client sent: own keys only, so `constructor` is not "present". */
+function isPresent(root: unknown, path: readonly (string | number)[]): boolean {
+  let value = root;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, segment)) return false;
+    value = (value as Record<string | number, unknown>)[segment];
+  }
+  return value !== undefined;
 }
 
 export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {

@@ -1,17 +1,15 @@
 import { isJsonObject, type JsonObject } from '../json.js';
+import { foldInputSchemas } from './fold-input-schemas.js';
 
-/** Operation ids of the routes this file knows; any other route gets one from its method and path. */
-const OPERATION_IDS: Readonly<Record<string, string>> = {
-  'post /turns': 'createTurn',
-  'get /turns': 'listTurns',
-  'get /turns/{id}': 'getTurn',
-  'get /turns/{id}/tools': 'getTurnTools',
-  'get /turns/{id}/events': 'getTurnEvents',
-  'post /turns/{id}/cancel': 'cancelTurn',
-  'get /healthz': 'getHealth',
-  'get /readyz': 'getReadiness',
-  'get /metrics': 'getMetrics',
-};
+/**
+ * How the specs that define them spell the request headers the routes read. A route's header
+ * schema can only have lowercase keys (Node lowercases the names it receives), so the generated
+ * parameter is `idempotency-key`; the document names it as clients and the docs write it.
+ */
+const HEADER_SPELLINGS: ReadonlyMap<string, string> = new Map([
+  ['idempotency-key', 'Idempotency-Key'],
+  ['last-event-id', 'Last-Event-ID'],
+]);
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
@@ -31,10 +29,12 @@ const sseFraming = 'Server-Sent Events: each event is `id: <seq>`, `event: <type
 
 /**
  * What the route schemas cannot say about themselves, added to the generated document so a
- * generator can use it: an `operationId` per operation, bearer security on every protected
- * operation, the streaming answers of `POST /turns` and `GET /turns/{id}/events` (SSE, NDJSON
- * of `TurnEvent`, JSON) with their headers, the turn event union's discriminator, and an
- * example request that works on any server.
+ * generator can use it: bearer security on every protected operation, header names spelled as
+ * their specs spell them, one component where the provider's input twin says the same thing,
+ * the streaming answers of `POST /turns` and `GET /turns/{id}/events` (SSE, NDJSON of
+ * `TurnEvent`, JSON) with their headers, the turn event union's discriminator, and an example
+ * request that works on any server. Each route names its own `operationId`: a name derived
+ * from the path would change whenever the path does, and the generated clients with it.
  */
 export function refineOpenApiDocument(document: JsonObject, options: { readonly publicPaths: readonly string[] }): JsonObject {
   const paths = objectAt(document, 'paths');
@@ -43,13 +43,16 @@ export function refineOpenApiDocument(document: JsonObject, options: { readonly 
     for (const method of METHODS) {
       const operation = item[method];
       if (!isJsonObject(operation)) continue;
-      operation['operationId'] ??= OPERATION_IDS[`${method} ${path}`] ?? derivedOperationId(method, path);
+      spellHeaderParameters(operation);
       const isPublic = options.publicPaths.some((publicPath) => path === publicPath || path.startsWith(`${publicPath}/`));
       operation['security'] = isPublic ? [] : [{ bearer: [] }];
     }
   }
+  // Folded first, so the discriminator's mapping names the components that remain.
+  foldInputSchemas(document);
   const schemas = objectAt(objectAt(document, 'components'), 'schemas');
   addDiscriminator(schemas, 'TurnEvent');
+  // Only there once a request takes turn events and their input twin differs; a no-op until then.
   addDiscriminator(schemas, 'TurnEventInput');
   const securitySchemes = objectAt(objectAt(document, 'components'), 'securitySchemes');
   securitySchemes['bearer'] = { type: 'http', scheme: 'bearer', description: 'The `API_TOKEN` the server was started with; needed only when it has one.' };
@@ -76,25 +79,9 @@ function refineCreateTurn(operation: JsonObject): void {
     'text/event-stream': { schema: { type: 'string', description: sseFraming } },
     'application/x-ndjson': { schema: { $ref: '#/components/schemas/TurnEvent', description: 'One `TurnEvent` as JSON per line.' } },
   };
-  const parameters = Array.isArray(operation['parameters']) ? operation['parameters'] : [];
-  operation['parameters'] = [
-    ...parameters,
-    {
-      in: 'header',
-      name: 'Idempotency-Key',
-      required: false,
-      description: 'Makes the request safe to retry: the same key with the same body answers the turn it made (`idempotent-replayed: true`) instead of starting another; with another body it is `422 idempotency_key_reused`. 1–200 visible ASCII characters.',
-      schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]+$' },
-    },
-    {
-      in: 'header',
-      name: 'Last-Event-ID',
-      required: false,
-      description: 'On an idempotent retry that streams: replay the stored events after this seq, then follow the turn live.',
-      schema: { type: 'string', pattern: '^[0-9]+$' },
-    },
-    { in: 'header', name: 'traceparent', required: false, description: 'W3C trace context: the turn\'s spans join this trace.', schema: { type: 'string' } },
-  ];
+  // `Idempotency-Key` and `Last-Event-ID` come from the route's header schema, which validates
+  // them; `traceparent` is read but never validated, so only this says it is there.
+  addHeaderParameter(operation, { in: 'header', name: 'traceparent', required: false, description: 'W3C trace context: the turn\'s spans join this trace.', schema: { type: 'string' } });
   const body = objectAt(objectAt(objectAt(operation, 'requestBody'), 'content'), 'application/json');
   body['example'] = SCRIPTED_TURN_EXAMPLE;
 }
@@ -127,9 +114,25 @@ function addDiscriminator(schemas: JsonObject, name: string): void {
   union['discriminator'] = { propertyName: 'type', mapping };
 }
 
-function derivedOperationId(method: string, path: string): string {
-  const words = path.split('/').filter((segment) => segment !== '').map((segment) => segment.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_match, next: string | undefined) => (next ?? '').toUpperCase()));
-  return method + words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+/** Renames the header parameters `HEADER_SPELLINGS` knows to their spelling. */
+function spellHeaderParameters(operation: JsonObject): void {
+  for (const parameter of parametersOf(operation)) {
+    if (parameter['in'] !== 'header' || typeof parameter['name'] !== 'string') continue;
+    parameter['name'] = HEADER_SPELLINGS.get(parameter['name'].toLowerCase()) ?? parameter['name'];
+  }
+}
+
+/** Adds a header parameter unless the operation has one of that name in any case (HTTP header names are case-insensitive): the route's own wins. */
+function addHeaderParameter(operation: JsonObject, parameter: JsonObject & { readonly name: string }): void {
+  const parameters = parametersOf(operation);
+  const name = parameter.name.toLowerCase();
+  if (parameters.some((existing) => existing['in'] === 'header' && typeof existing['name'] === 'string' && existing['name'].toLowerCase() === name)) return;
+  operation['parameters'] = [...parameters, parameter];
+}
+
+function parametersOf(operation: JsonObject): JsonObject[] {
+  const parameters = operation['parameters'];
+  return Array.isArray(parameters) ? parameters.filter(isJsonObject) : [];
 }
 
 function operationAt(paths: JsonObject, path: string, method: string): JsonObject | undefined {

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { VERSION } from 'openai/version';
+import { SERVICE_USER_AGENT } from '../package-version.js';
 import type { EncodedBody } from './encode-responses-request.js';
 import { createProviderFetch, providerRequestBody } from './provider-fetch.js';
 
@@ -28,7 +28,9 @@ export function createResponsesEndpoint(options: {
       authorization: `Bearer ${options.apiKey}`,
       'content-type': 'application/json',
       accept: 'text/event-stream',
-      'user-agent': `OpenAI/JS ${VERSION}`,
+      // Ours, not the SDK's: this request is built and sent by our own code (see below), so a
+      // provider's logs should name the service that sent it.
+      'user-agent': SERVICE_USER_AGENT,
     },
     fetch: options.fetch ?? createProviderFetch(),
   };

@@ -80,6 +80,34 @@ describe('bad requests to POST /turns', () => {
     expect(turnCount(runtime)).toBe(before);
   });
 
+  it('says "required" for a missing required field, whatever its type, and keeps the other messages', async () => {
+    const missing: [string, unknown, string, (string | number)[]][] = [
+      // A union (string | messages): Zod alone says only "Invalid input".
+      ['/turns', { agent: { id: 'acme' } }, 'input: required', ['input']],
+      ['/turns', { input: 'hi' }, 'agent: required', ['agent']],
+      ['/turns', { agent: {}, input: 'hi' }, 'agent.id: required', ['agent', 'id']],
+      ['/workflows', { agent: { id: 'acme' }, title: 'Missing its script' }, 'script: required', ['script']],
+    ];
+    for (const [route, body, message, path] of missing) {
+      const response = await request(runtime.app.server).post(route).set({ accept: 'application/json' }).send(body as object);
+      expect(response.status, route).toBe(400);
+      expect(response.body.error, JSON.stringify(body)).toEqual({ code: 'invalid_request', message, issues: [{ path, message: 'required' }] });
+    }
+    const present: [unknown, string][] = [
+      [{ ...valid, input: 42 }, 'input: Invalid input'],
+      [{ ...valid, input: [{ role: 'user' }] }, 'input: Invalid input'],
+      [{ ...valid, agent: { id: 42 } }, 'agent.id: expected string, received number'],
+      [{ ...valid, agent: null }, 'agent: expected object, received null'],
+      // A refinement's own message about a missing field is its author's, and stays.
+      [{ ...valid, kind: 'workflow_task' }, 'task: required when kind is "workflow_task"'],
+    ];
+    for (const [body, message] of present) {
+      const answer = await post(runtime, JSON.stringify(body));
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.message).toBe(message);
+    }
+  });
+
   it('answers unknown routes with 404 in the envelope', async () => {
     const response = await fetch(`${runtime.baseUrl}/nope`);
     expect(response.status).toBe(404);

@@ -25,6 +25,42 @@ async function barsOf(page: Page): Promise<BarBox[]> {
   })`);
 }
 
+interface Box {
+  kind: 'tick' | 'label' | 'bar';
+  text: string;
+  /** The bar a label names, or the bar itself: its index among the timeline's bars. */
+  bar: number;
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+  /** A label cut short (`text-overflow: ellipsis`) is wider inside than shown. */
+  clipped: boolean;
+}
+
+// Every tick label, bar label and bar of the timeline, as drawn.
+async function timelineBoxes(page: Page): Promise<{ timeline: { left: number; right: number }; boxes: Box[] }> {
+  return page.evaluate(`(() => {
+    const box = (node, kind, bar) => {
+      const rect = node.getBoundingClientRect();
+      const label = node.querySelector('.bar-label');
+      return { kind, text: node.textContent, bar, left: rect.left, right: rect.right, top: rect.top, bottom: rect.bottom, clipped: label !== null && label.scrollWidth > label.clientWidth + 1 };
+    };
+    const bars = [...document.querySelectorAll('#timeline .bar')];
+    const rect = document.querySelector('#timeline').getBoundingClientRect();
+    return {
+      timeline: { left: rect.left, right: rect.right },
+      boxes: [
+        ...[...document.querySelectorAll('#timeline .tick')].map((node) => box(node, 'tick', -1)),
+        ...bars.map((node, index) => box(node.querySelector('.bar-inner'), 'label', index)),
+        ...bars.map((node, index) => box(node, 'bar', index)),
+      ],
+    };
+  })()`);
+}
+
+const overlap = (a: Box, b: Box): boolean => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+
 describe('the turn inspector in a real headless Chromium', () => {
   let browser: Browser;
   let site: LoopbackServer;
@@ -99,6 +135,58 @@ describe('the turn inspector in a real headless Chromium', () => {
     }
   }, 60_000);
 
+  it('keeps every label of a turn lasting a few milliseconds apart, at any width: bar labels, tick labels and the bars', async () => {
+    // Quick calls over three iterations: the bars end up a few pixels apart, too close for the
+    // labels beside them, and the axis spans a few milliseconds.
+    const turn = await runJsonTurn(runtime, {
+      agent: { id: 'inspect-quick', tools: { computer: true, todo: true } },
+      input: 'x',
+      model: {
+        script: [
+          { text: 'a', calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hi' } }, { name: 'list_files', arguments: {} }] },
+          { calls: [{ name: 'read_file', arguments: { path: 'a.txt' } }, { name: 'list_files', arguments: {} }] },
+          { calls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+          { text: 'done' },
+        ],
+      },
+    });
+    expect(turn.json.status).toBe('completed');
+    for (const width of [1280, 800, 480]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        const failures: string[] = [];
+        page.on('pageerror', (error) => failures.push(error.message));
+        await page.goto(`${runtime.baseUrl}/ui/turns/${String(turn.json.id)}`);
+        await page.waitForSelector('#timeline[data-turn-status="completed"]');
+        // The summary and tools arrive after the timeline; let a scroll bar they bring re-place it.
+        await page.waitForSelector('#tools details');
+        await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+        const { timeline, boxes } = await timelineBoxes(page);
+        const labels = boxes.filter((box) => box.kind !== 'bar');
+        const bars = boxes.filter((box) => box.kind === 'bar');
+        expect(bars).toHaveLength(4 + 5);
+        expect(labels.filter((box) => box.kind === 'label').map((box) => box.text)).toEqual(bars.map((box) => box.text));
+        for (const [index, a] of labels.entries()) {
+          expect(a.clipped, `${width} px: "${a.text}" is cut short`).toBe(false);
+          for (const b of labels.slice(index + 1)) expect(overlap(a, b), `${width} px: "${a.text}" overlaps "${b.text}"`).toBe(false);
+          // A label may sit on its own bar only.
+          for (const bar of bars) if (bar.bar !== a.bar) expect(overlap(a, bar), `${width} px: "${a.text}" covers the bar of "${bar.text}"`).toBe(false);
+        }
+        // Readable ticks: at least a start and one more, all inside the timeline.
+        const ticks = labels.filter((box) => box.kind === 'tick');
+        expect(ticks.length, `${width} px`).toBeGreaterThanOrEqual(2);
+        expect(ticks[0]?.text).toBe('0 ms');
+        for (const tick of ticks) {
+          expect(tick.left, `${width} px: tick ${tick.text}`).toBeGreaterThanOrEqual(timeline.left);
+          expect(tick.right, `${width} px: tick ${tick.text}`).toBeLessThanOrEqual(timeline.right);
+        }
+        expect(failures).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    }
+  }, 60_000);
+
   it('follows a live turn to its end without a reload', async () => {
     const stream = await openStream({
       url: `${runtime.baseUrl}/turns`,
@@ -150,7 +238,7 @@ describe('the turn inspector in a real headless Chromium', () => {
       await page.goto(`${runtime.baseUrl}/ui`);
       await page.waitForSelector('#turns tbody tr');
       const agents = await page.evaluate<string[]>(`[...document.querySelectorAll('#turns tbody tr td:nth-child(2)')].map((cell) => cell.textContent)`);
-      expect(new Set(agents)).toEqual(new Set(['inspect-me', 'inspect-live', 'inspect-cancel', 'list-other']));
+      expect(new Set(agents)).toEqual(new Set(['inspect-me', 'inspect-quick', 'inspect-live', 'inspect-cancel', 'list-other']));
       await page.fill('input[name="agentId"]', 'inspect-me');
       await page.click('button[type="submit"]');
       await page.waitForSelector('#turns tbody tr:not([data-agent-id="inspect-me"])', { state: 'detached' });

@@ -1,12 +1,14 @@
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { VERSION } from 'openai/version';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeResponsesRequest } from '../../src/models/encode-responses-request.js';
 import { createResponsesEndpoint, postResponsesStream } from '../../src/models/responses-endpoint.js';
 import { providerResponseBody } from '../../src/models/provider-fetch.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 interface Seen {
   readonly method: string | undefined;
@@ -41,7 +43,7 @@ describe('postResponsesStream', () => {
 
   const body = () => encodeResponsesRequest({ model: 'm', request: { instructions: 'x', input: [{ type: 'message', role: 'user', content: 'hi' }], tools: [], toolChoice: 'auto' }, includeEncryptedReasoning: false });
 
-  it('posts the encoded body to <base>/responses with the bearer key, JSON in, an event stream asked for, and the SDK user agent', async () => {
+  it('posts the encoded body to <base>/responses with the bearer key, JSON in, an event stream asked for, and our own user agent', async () => {
     answer = (response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.end('data: {"type":"response.completed"}\n\n');
@@ -56,7 +58,7 @@ describe('postResponsesStream', () => {
       const request = seen.at(-1);
       expect(request?.method).toBe('POST');
       expect(request?.url).toBe('/v1/responses');
-      expect(request?.headers).toMatchObject({ authorization: 'Bearer sk-key', 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': `OpenAI/JS ${VERSION}` });
+      expect(request?.headers).toMatchObject({ authorization: 'Bearer sk-key', 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': `turn-runtime/${version}` });
       expect(JSON.parse(request?.body ?? '')).toMatchObject({ model: 'm', stream: true, input: [{ role: 'user', content: 'hi' }] });
     }
   });

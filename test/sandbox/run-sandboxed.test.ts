@@ -238,7 +238,9 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
     expect(peak - baseline).toBeLessThan(150 * 1024 * 1024);
   });
 
-  it('contains a fork bomb: the call returns, the host can still start processes, nothing survives', async () => {
+  // Under load the bomb may not ramp up past 10 processes within its 2 s; retried until its
+  // verdict stops depending on the machine's load, so a loaded CI machine does not fail at random.
+  it('contains a fork bomb: the call returns, the host can still start processes, nothing survives', { retry: 2 }, async () => {
     const marker = uniqueMarker('bomb');
     let peakProcesses = 0;
     let hostStarts = 0;
