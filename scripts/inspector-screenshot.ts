@@ -1,7 +1,7 @@
 // Takes docs/inspector.png: the real service on a temp folder, one scripted turn with parallel
 // fetches of a slow local page, a failed call and a repaired one, shown in headless Chromium.
 // Run: npx tsx scripts/inspector-screenshot.ts
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,9 @@ const site = createServer((request, response) => {
 await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 const sitePort = (site.address() as AddressInfo).port;
 const dataDir = await mkdtemp(path.join(tmpdir(), 'inspector-shot-'));
+// mkdtemp makes it 0700; commands run as the sandbox user, who must pass through it, or the
+// start-up probe turns run_command off and the picture shows it unavailable.
+await chmod(dataDir, 0o711);
 const runtime = await createRuntime({ config: loadConfig({ DATA_DIR: dataDir, WEB_FETCH_ALLOW_HOSTS: `127.0.0.1:${sitePort}` }), logger: pino({ level: 'silent' }) });
 await runtime.app.listen({ host: '127.0.0.1', port: 0 });
 const baseUrl = `http://127.0.0.1:${(runtime.app.server.address() as AddressInfo).port}`;
