@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QUIET_REQUEST_MS } from '../../src/models/waiting-request.js';
-import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
-import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { useProviderRuntime } from '../support/provider-runtime.js';
+import { readJson } from '../support/test-runtime.js';
 
 const content = 'A line of notes, with "quotes" and ünïcødé, read back by the model.\n'.repeat(60);
 
 describe('a turn that waits on its model (real HTTP)', () => {
-  let provider: FakeResponsesProvider;
-  let runtime: TestRuntime;
-  beforeAll(async () => {
-    provider = await startFakeResponsesProvider();
-    runtime = await startTestRuntime({ env: { OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test-secret', MODEL_MAX_RETRIES: '0' } });
-  });
-  afterAll(async () => {
-    await runtime.close();
-    await provider.close();
-  });
+  const setup = useProviderRuntime();
 
   it('sends its conversation byte for byte after a wait long enough to deflate it', async () => {
-    const before = provider.requests.length;
-    provider.enqueue(
+    const before = setup.provider.requests.length;
+    setup.provider.enqueue(
       { calls: [{ name: 'write_file', callId: 'call_w', arguments: JSON.stringify({ path: 'notes.md', content }) }] },
       { calls: [{ name: 'read_file', callId: 'call_r', arguments: '{"path":"notes.md"}' }] },
       // This request waits past a quiet period and a sweep: its conversation's long texts are deflated meanwhile.
       { calls: [{ name: 'list_files', callId: 'call_l', arguments: '{}' }], headersDelayMs: 2 * QUIET_REQUEST_MS + 500 },
       { text: 'Done.' },
     );
-    const response = await fetch(`${runtime.baseUrl}/turns`, {
+    const response = await fetch(`${setup.runtime.baseUrl}/turns`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ agent: { id: 'waiting-agent', tools: { computer: true } }, model: { name: 'gpt-5.1' }, input: 'write, read, list' }),
@@ -34,7 +25,7 @@ describe('a turn that waits on its model (real HTTP)', () => {
     const body = await readJson(response);
     expect(body).toMatchObject({ status: 'completed', output: 'Done.' });
 
-    const [, , waited, after] = provider.requests.slice(before);
+    const [, , waited, after] = setup.provider.requests.slice(before);
     const inputText = (raw: string) => raw.slice(raw.indexOf('"input":['), raw.indexOf('],"tools":'));
     // The request after the wait carries what the waiting one did, byte for byte, and more after it.
     expect(inputText(after!.rawBody).startsWith(inputText(waited!.rawBody))).toBe(true);

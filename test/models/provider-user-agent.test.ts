@@ -1,32 +1,22 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findPackageVersion } from '../../src/package-version.js';
-import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
-import { startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { useProviderRuntime } from '../support/provider-runtime.js';
 import { runJsonTurn } from '../support/turn-waits.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
 
 describe('the user agent on provider requests', () => {
-  let provider: FakeResponsesProvider;
-  let runtime: TestRuntime;
-  beforeAll(async () => {
-    provider = await startFakeResponsesProvider();
-    runtime = await startTestRuntime({ env: { OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test-secret', MODEL_MAX_RETRIES: '0' } });
-  });
-  afterAll(async () => {
-    await runtime.close();
-    await provider.close();
-  });
+  const setup = useProviderRuntime();
 
   it("is turn-runtime/<package.json version> on every request of a real turn, not the SDK's", async () => {
-    provider.enqueue({ calls: [{ name: 'list_files', callId: 'call_l', arguments: '{}' }] }, { text: 'Listed.' });
-    const turn = await runJsonTurn(runtime, { agent: { id: 'user-agent', tools: { computer: true } }, input: 'list', model: { name: 'gpt-5.1' } });
+    setup.provider.enqueue({ calls: [{ name: 'list_files', callId: 'call_l', arguments: '{}' }] }, { text: 'Listed.' });
+    const turn = await runJsonTurn(setup.runtime, { agent: { id: 'user-agent', tools: { computer: true } }, input: 'list', model: { name: 'gpt-5.1' } });
     expect(turn.json).toMatchObject({ status: 'completed', output: 'Listed.' });
-    expect(provider.requests.map((request) => request.headers['user-agent'])).toEqual([`turn-runtime/${version}`, `turn-runtime/${version}`]);
+    expect(setup.provider.requests.map((request) => request.headers['user-agent'])).toEqual([`turn-runtime/${version}`, `turn-runtime/${version}`]);
   });
 });
 
