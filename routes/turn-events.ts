@@ -5,7 +5,7 @@ import { EventStreamWriter } from '../src/http/event-stream-writer.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { ServiceError } from '../src/service-error.js';
 import { collectingSink } from '../src/turns/follow-turn-events.js';
-import { turnEventSchema } from '../src/turns/turn-events.js';
+import { turnEventSchema } from '../src/events/turn-events.js';
 import type { TurnService } from '../src/turns/turn-service.js';
 
 export interface TurnEventRoutesOptions {

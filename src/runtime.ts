@@ -14,7 +14,7 @@ import { openDurableWork } from './durable/open-durable-work.js';
 import type { DurableWork } from './durable/durable-work.js';
 import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { createObservability } from './observability/create-observability.js';
-import { createStoreCounts } from './observability/create-store-counts.js';
+import { createStoreCounts } from './store/create-store-counts.js';
 import { createTracingFetch } from './observability/genai-tracing.js';
 import { createProviderFetch } from './models/provider-fetch.js';
 import type { Observability } from './observability/observability.js';

@@ -4,10 +4,10 @@ import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
 import type { StoredEvent, TurnRecord, TurnStore } from '../store/turn-store.js';
 import type { ParkedLoop, TurnApprovals } from '../turns/drive-turn.js';
-import type { TurnEvent } from '../turns/turn-events.js';
+import type { TurnEvent } from '../events/turn-events.js';
 import type { TurnRequest } from '../turns/turn-request.js';
 import type { TurnRun } from '../turns/turn-run.js';
-import type { ApprovalDecision, NewApproval, StoredApproval } from './approval-store.js';
+import type { ApprovalDecision, NewApproval, StoredApproval } from '../store/approval-store.js';
 import { createApprovalGate } from './create-approval-gate.js';
 import { toContinuation } from './turn-continuation.js';
 

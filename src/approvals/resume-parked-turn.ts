@@ -10,7 +10,7 @@ import { driveTurn } from '../turns/drive-turn.js';
 import { planTurn } from '../turns/plan-turn.js';
 import { TurnRun } from '../turns/turn-run.js';
 import type { ApprovalService } from './approval-service.js';
-import type { StoredApproval } from './approval-store.js';
+import type { StoredApproval } from '../store/approval-store.js';
 import { settleParkedBatch } from './settle-parked-batch.js';
 import { continuationRequest, readContinuation } from './turn-continuation.js';
 

@@ -6,7 +6,7 @@ import type { ParkedBatch } from '../loop/run-turn-loop.js';
 import { toolIdentity } from '../loop/tool-map.js';
 import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
-import type { StoredApproval } from './approval-store.js';
+import type { StoredApproval } from '../store/approval-store.js';
 import { WAITING_PREFIX } from './create-approval-gate.js';
 import { hashArguments } from './hash-arguments.js';
 

@@ -2,7 +2,7 @@ import type { ParkedLoop } from '../turns/drive-turn.js';
 import type { ParkedBatch } from '../loop/run-turn-loop.js';
 import type { ConversationItem } from '../models/model-client.js';
 import type { TurnRequest } from '../turns/turn-request.js';
-import type { TurnUsage } from '../turns/turn-events.js';
+import type { TurnUsage } from '../events/turn-events.js';
 
 /**
  * What a parked turn needs to go on in any process: the request it was planned from (less its

@@ -1,4 +1,4 @@
-import { tokenizeSearchText } from '../tools/tool-search/tokenize-search-text.js';
+import { tokenizeSearchText } from '../text/tokenize-search-text.js';
 import { BRAIN_LIMITS } from './brain-page.js';
 
 /**

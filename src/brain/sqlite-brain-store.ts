@@ -4,7 +4,7 @@ import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js'
 import { selectBrainPage, toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
 import type { BrainTables } from './brain-tables.js';
-import { tokenizeSearchText } from '../tools/tool-search/tokenize-search-text.js';
+import { tokenizeSearchText } from '../text/tokenize-search-text.js';
 import { isSingleCjkCharacter, type SearchQuery } from './search-terms.js';
 
 /** Column weights for FTS5's bm25: title, tags, content. */

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { collectingSink } from '../turns/follow-turn-events.js';
-import type { TurnEvent } from '../turns/turn-events.js';
+import type { TurnEvent } from '../events/turn-events.js';
 import type { TurnService } from '../turns/turn-service.js';
 import { EventStreamWriter } from './event-stream-writer.js';
 

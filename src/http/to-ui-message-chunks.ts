@@ -1,4 +1,4 @@
-import type { TurnEvent } from '../turns/turn-events.js';
+import type { TurnEvent } from '../events/turn-events.js';
 
 /** One chunk of the AI SDK UI message stream (protocol v1), as sent in an SSE `data:` line. */
 export type UiMessageChunk = Readonly<Record<string, unknown>> & { readonly type: string };

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { StoredEvent } from '../store/turn-store.js';
 import type { EventSink } from '../turns/follow-turn-events.js';
-import type { TurnEvent } from '../turns/turn-events.js';
+import type { TurnEvent } from '../events/turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import type { TurnService } from '../turns/turn-service.js';
 import { cancelOnDeparture } from './cancel-on-departure.js';

@@ -1,4 +1,4 @@
-import type { TurnError } from '../turns/turn-events.js';
+import type { TurnError } from '../events/turn-events.js';
 
 /** What the loop does when the model answers without calling a tool. */
 export type AnswerDecision =

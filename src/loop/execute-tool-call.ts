@@ -7,7 +7,7 @@ import type { FunctionCallOutputItem } from '../models/model-client.js';
 import { withOutputJson } from '../output-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
-import type { ToolFailureCode, TurnEventBody } from '../turns/turn-events.js';
+import type { ToolFailureCode, TurnEventBody } from '../events/turn-events.js';
 import { REPEATED_FAILURE_WARNING, type FailureMemory } from './failure-memory.js';
 import type { PreparedCall } from './prepare-tool-call.js';
 import { toModelOutput } from './to-model-output.js';

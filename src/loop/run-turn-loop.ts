@@ -13,7 +13,7 @@ import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { CallGate, ParkedCall } from './call-gate.js';
 import type { ToolCallRuntime } from './execute-tool-call.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
-import type { TurnError, TurnEventBody, TurnUsage } from '../turns/turn-events.js';
+import type { TurnError, TurnEventBody, TurnUsage } from '../events/turn-events.js';
 import type { CompletionPolicy } from './completion-policy.js';
 import { dispatchToolCalls, type DispatchResult } from './dispatch-tool-calls.js';
 import { FailureMemory } from './failure-memory.js';

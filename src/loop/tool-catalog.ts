@@ -1,7 +1,7 @@
 import type { JsonObject } from '../json.js';
 import type { ModelResponse } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
-import type { TurnEventBody } from '../turns/turn-events.js';
+import type { TurnEventBody } from '../events/turn-events.js';
 import { createToolMap } from './tool-map.js';
 
 /** The provider tool list for the next request, as objects and as the exact JSON text sent. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ModelClient } from '../models/model-client.js';
-import type { TurnEvent, TurnKind } from '../turns/turn-events.js';
+import type { TurnEvent, TurnKind } from '../events/turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import { instrumentModelClient } from './instrument-model-client.js';
 import type { Observability } from './observability.js';

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ModelRequest, ModelResponse } from '../models/model-client.js';
-import type { TurnEvent, TurnKind } from '../turns/turn-events.js';
+import type { TurnEvent, TurnKind } from '../events/turn-events.js';
 import type { GenAiTracing } from './genai-tracing.js';
 
 /** The `gen_ai.provider.name` of a turn's model: the configured OpenAI-compatible provider, or the scripted model. */

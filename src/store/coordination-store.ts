@@ -1,4 +1,4 @@
-import type { CancelReason } from '../turns/turn-events.js';
+import type { CancelReason } from '../events/turn-events.js';
 import type { NewTurn, StoredEvent } from './turn-store.js';
 
 /** What a turn that takes its agent does when the agent already has a turn running. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { CancelReason } from '../turns/turn-events.js';
+import type { CancelReason } from '../events/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import type { Database } from './database-schema.js';
 import { ENDED_STATUSES, type AdmissionQueries } from './admission-queries.js';

@@ -1,9 +1,9 @@
 import type { BrainStore } from '../brain/brain-store.js';
-import type { ApprovalStore, PendingApproval } from '../approvals/approval-store.js';
+import type { ApprovalStore, PendingApproval } from './approval-store.js';
 import type { JsonObject } from '../json.js';
 import type { CoordinationStore } from './coordination-store.js';
-import type { TodoStore } from '../tools/todo/todo-store.js';
-import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../turns/turn-events.js';
+import type { TodoStore } from './todo-store.js';
+import type { TurnError, TurnEvent, TurnKind, TurnUsage } from '../events/turn-events.js';
 
 export type TurnStatus = 'queued' | 'running' | 'requires_action' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 

@@ -1,4 +1,4 @@
-import type { TurnEventBody } from './turn-events.js';
+import type { TurnEventBody } from '../events/turn-events.js';
 
 /** A `message.delta` as it will be numbered, with the time its first part arrived. */
 export interface ClosedDelta {

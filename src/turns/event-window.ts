@@ -1,7 +1,7 @@
 import { QuietSweep, type QuietEntry } from '../concurrency/quiet-sweep.js';
 import { takeOutputJson, stringifyWithOutputJson } from '../output-json.js';
 import type { StoredEvent } from '../store/turn-store.js';
-import type { TurnEvent, TurnEventBody } from './turn-events.js';
+import type { TurnEvent, TurnEventBody } from '../events/turn-events.js';
 
 /** An event with its stored form. */
 export interface NumberedEvent {

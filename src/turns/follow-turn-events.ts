@@ -1,6 +1,6 @@
 import { pause } from '../concurrency/wait.js';
 import type { StoredEvent, TurnStore } from '../store/turn-store.js';
-import { TERMINAL_EVENT_TYPES } from './turn-events.js';
+import { TERMINAL_EVENT_TYPES } from '../events/turn-events.js';
 import type { TurnRun } from './turn-run.js';
 
 /** Where a consumer's events go. */

@@ -1,6 +1,6 @@
 import type { LoopOutcome } from '../loop/run-turn-loop.js';
 import type { TurnFinish } from '../store/turn-store.js';
-import type { CancelReason, TurnEventBody, TurnKind } from './turn-events.js';
+import type { CancelReason, TurnEventBody, TurnKind } from '../events/turn-events.js';
 
 const CANCEL_MESSAGES: Record<CancelReason, string> = {
   client_disconnected: 'the client disconnected before the turn finished',

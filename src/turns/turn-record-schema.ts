@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pendingApprovalSchema } from '../approvals/approval-schemas.js';
-import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from './turn-events.js';
+import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from '../events/turn-events.js';
 
 export const turnStatusSchema = z.enum(['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled', 'interrupted']);
 

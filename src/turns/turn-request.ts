@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { approvalPolicySchema } from '../approvals/approval-policy.js';
 import { webhookRequestSchema } from '../webhooks/webhook-request.js';
-import { turnKindSchema } from './turn-events.js';
+import { turnKindSchema } from '../events/turn-events.js';
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
 

@@ -6,7 +6,7 @@ import type { StoredEvent, TurnFinish, TurnProgress, TurnStore } from '../store/
 import { DeltaCoalescer } from './delta-coalescer.js';
 import { EventWindow, numberEvent, type NumberedEvent } from './event-window.js';
 import { storeFailedOutcome } from './turn-outcome.js';
-import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from './turn-events.js';
+import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from '../events/turn-events.js';
 
 /** How long an event may wait to be stored together with the ones after it. */
 const FLUSH_WINDOW_MS = 5;

@@ -34,7 +34,7 @@ import type { TurnSignals } from './coordination/turn-signals.js';
 import { runAdmittedTurn } from './coordination/run-admitted-turn.js';
 import { TurnLiveness } from './coordination/turn-liveness.js';
 import { waitForTurnEnd } from './coordination/wait-for-turn-end.js';
-import type { CancelReason, TurnEventBody } from './turn-events.js';
+import type { CancelReason, TurnEventBody } from '../events/turn-events.js';
 
 export interface TurnServiceOptions {
   readonly config: Config;

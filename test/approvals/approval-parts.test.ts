@@ -7,7 +7,7 @@ import { dispatchToolCalls } from '../../src/loop/dispatch-tool-calls.js';
 import { createToolMap } from '../../src/loop/tool-map.js';
 import { createScriptedModel } from '../../src/models/scripted-model.js';
 import { Timeline, eventsOf, timedTool, tool, toolCallRuntime } from '../loop/loop-harness.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { abortTogether } from '../../src/concurrency/abort-together.js';
 import { cancelOnDeparture } from '../../src/http/cancel-on-departure.js';
-import type { CancelReason } from '../../src/turns/turn-events.js';
+import type { CancelReason } from '../../src/events/turn-events.js';
 
 /** A departure as watchClientDeparture makes it, a turn that notes its cancel, and the stream's follower signal. */
 function streamingTurn(log: string[], name: string) {

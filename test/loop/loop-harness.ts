@@ -11,7 +11,7 @@ import type { ConversationItem, FunctionCallOutputItem, ModelClient, ModelReques
 import { createScriptedModel, type ScriptStep } from '../../src/models/scripted-model.js';
 import { defineWorkerTool, type ExecutionMode, type WorkerAgentTool, type WorkerToolOptions } from '../../src/tools/define-worker-tool.js';
 import type { AgentToolResult } from '../../src/tools/tool-result.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { toProviderTools } from '../../src/turns/provider-tools.js';
 
 export const silentLogger = pino({ level: 'silent' });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { dispatchToolCalls } from '../../src/loop/dispatch-tool-calls.js';
 import { createToolMap } from '../../src/loop/tool-map.js';
 import type { ModelClient } from '../../src/models/model-client.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { eventsOf, outputOf, runLoop, Timeline, timedTool, tool, toolCallRuntime } from './loop-harness.js';
 
 /** A tool that never looks at its signal: it keeps "working" for two seconds (unref'd). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_WARNING } from '../../src/loop/failure-memory.js';
 import { prepareToolCall } from '../../src/loop/prepare-tool-call.js';
 import { createToolMap } from '../../src/loop/tool-map.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { eventsOf, outputOf, runLoop, tool } from './loop-harness.js';
 
 const HINT = '\nTry a different approach if this keeps failing.';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTurnStore } from '../../src/store/open-turn-store.js';
 import type { NewTurn, StoredEvent, TurnFinish, TurnStore } from '../../src/store/turn-store.js';
-import type { TurnEvent } from '../../src/turns/turn-events.js';
+import type { TurnEvent } from '../../src/events/turn-events.js';
 import { createPostgresSchema } from '../support/postgres-schema.js';
 
 /** Where a store lives: it can be opened more than once, then removed. */

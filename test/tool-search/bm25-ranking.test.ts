@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createBm25Index } from '../../src/tools/tool-search/bm25-index.js';
 import { deferredToolSet } from '../../src/tools/tool-search/deferred-tool-set.js';
 import { toolFacts } from '../../src/tools/tool-search/tool-facts.js';
-import { tokenizeSearchText } from '../../src/tools/tool-search/tokenize-search-text.js';
+import { tokenizeSearchText } from '../../src/text/tokenize-search-text.js';
 import { sampleCatalogTools, sampleTool } from './tool-search-kit.js';
 
 const field = (text: string, weight = 1) => ({ terms: tokenizeSearchText(text), weight });

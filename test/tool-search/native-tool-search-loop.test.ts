@@ -4,7 +4,7 @@ import type { ModelResponse } from '../../src/models/model-client.js';
 import { createOpenAIResponsesModel } from '../../src/models/openai-responses-model.js';
 import { observeNativeToolSearch } from '../../src/tools/tool-search/observe-native-tool-search.js';
 import { createTurnToolCatalog } from '../../src/turns/create-turn-tool-catalog.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { runCatalogLoop, sampleCatalogTools, sampleTool, silentLogger } from './tool-search-kit.js';
 

@@ -7,7 +7,7 @@ import type { ProviderToolList, ToolCatalog } from '../../src/loop/tool-catalog.
 import type { ModelClient, ModelRequest } from '../../src/models/model-client.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../src/tools/define-worker-tool.js';
 import { resultText } from '../../src/tools/tool-result.js';
-import type { TurnEventBody } from '../../src/turns/turn-events.js';
+import type { TurnEventBody } from '../../src/events/turn-events.js';
 
 export const silentLogger = pino({ level: 'silent' });
 

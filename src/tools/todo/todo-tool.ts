@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import type { AgentToolResult } from '../tool-result.js';
-import type { TodoItem, TodoStore } from './todo-store.js';
+import type { TodoItem, TodoStore } from '../../store/todo-store.js';
 
 export const TODO_MAX_ITEMS = 100;
 export const TODO_MAX_CONTENT_CHARS = 500;

@@ -3,7 +3,7 @@ import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { createBm25Index, type Bm25Index } from './bm25-index.js';
 import { hashedToolName } from './flatten-tool-name.js';
 import { toolFacts, type ProviderDefinition } from './tool-facts.js';
-import { tokenizeSearchText } from './tokenize-search-text.js';
+import { tokenizeSearchText } from '../../text/tokenize-search-text.js';
 
 /** A namespace with deferred tools in it, as the search shows it. */
 export interface SearchableNamespace {

@@ -3,7 +3,7 @@ import { toolIdentity } from '../../loop/tool-map.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { prepareBm25Document, type PreparedBm25Document } from './bm25-index.js';
 import { flattenToolName } from './flatten-tool-name.js';
-import { tokenizeSearchText } from './tokenize-search-text.js';
+import { tokenizeSearchText } from '../../text/tokenize-search-text.js';
 
 /** A provider tool definition as an object and as its exact JSON text (`JSON.stringify` of it). */
 export interface ProviderDefinition {

@@ -4,7 +4,7 @@ import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import type { McpRegistry } from '../../tools/mcp/mcp-registry.js';
 import type { SkillCatalog } from '../../tools/skills/skill-catalog.js';
 import type { RunCommandSettings } from '../../tools/computer/run-command.js';
-import type { TodoStore } from '../../tools/todo/todo-store.js';
+import type { TodoStore } from '../../store/todo-store.js';
 import type { WebFetchCache } from '../../tools/web/fetch/web-fetch-cache.js';
 import type { WebFetchSettings } from '../../tools/web/fetch/web-fetch-settings.js';
 import type { SearchProvider } from '../../tools/web/search/search-provider.js';

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { resultText } from '../../../src/tools/tool-result.js';
-import type { TodoItem, TodoStore } from '../../../src/tools/todo/todo-store.js';
+import type { TodoItem, TodoStore } from '../../../src/store/todo-store.js';
 import { createTodoTool } from '../../../src/tools/todo/todo-tool.js';
 
 /** A TodoStore kept in a Map, as small as the contract allows. */

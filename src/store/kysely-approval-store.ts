@@ -1,8 +1,8 @@
 import { PostgresAdapter, type Kysely, type Transaction } from 'kysely';
 import type { JsonValue } from '../json.js';
-import type { Database } from '../store/database-schema.js';
-import type { StoredEvent } from '../store/turn-store.js';
-import type { TurnEvent } from '../turns/turn-events.js';
+import type { Database } from './database-schema.js';
+import type { StoredEvent } from './turn-store.js';
+import type { TurnEvent } from '../events/turn-events.js';
 import type { ApprovalStore, ClaimedContinuation, DecideOutcome, NewApproval, PendingApproval, StoredApproval } from './approval-store.js';
 
 /** The tables of src/store/migrations.ts '2026-12-01-approvals-001-parked-turns'. */

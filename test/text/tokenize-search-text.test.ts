@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tokenizeSearchText } from '../../src/tools/tool-search/tokenize-search-text.js';
+import { tokenizeSearchText } from '../../src/text/tokenize-search-text.js';
 
 describe('tokenizeSearchText', () => {
   it('lower-cases ASCII words and drops punctuation and spaces', () => {

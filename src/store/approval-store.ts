@@ -1,5 +1,5 @@
 import type { JsonValue } from '../json.js';
-import type { StoredEvent, TurnFinish } from '../store/turn-store.js';
+import type { StoredEvent, TurnFinish } from './turn-store.js';
 
 export type ApprovalDecision = 'approve' | 'deny';
 

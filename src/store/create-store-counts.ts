@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { ApprovalTables } from '../approvals/kysely-approval-store.js';
-import type { Database } from '../store/database-schema.js';
-import type { StoreCounts } from './service-metrics.js';
+import type { ApprovalTables } from './kysely-approval-store.js';
+import type { Database } from './database-schema.js';
+import type { StoreCounts } from '../observability/service-metrics.js';
 
 /**
  * The scrape-time counts of `GET /metrics`, straight from the store, so they are right after a
