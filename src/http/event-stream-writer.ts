@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { StoredEvent } from '../store/turn-store.js';
+import type { StoredEvent } from '../store/turn-record.js';
 import type { EventSink } from '../turns/follow-turn-events.js';
 
 /** Bytes a consumer may have waiting in its socket before it counts as behind. */

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { StoredEvent } from '../store/turn-store.js';
+import type { StoredEvent } from '../store/turn-record.js';
 import { collectingSink } from '../turns/follow-turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';
 import type { TurnService } from '../turns/turn-service.js';

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { StoredEvent } from '../store/turn-store.js';
+import type { StoredEvent } from '../store/turn-record.js';
 import type { EventSink } from '../turns/follow-turn-events.js';
 import type { TurnEvent } from '../events/turn-events.js';
 import type { TurnRun } from '../turns/turn-run.js';

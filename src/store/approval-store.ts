@@ -1,19 +1,6 @@
-import type { JsonValue } from '../json.js';
-import type { StoredEvent, TurnFinish } from './turn-store.js';
+import type { PendingApproval, StoredEvent, TurnFinish } from './turn-record.js';
 
 export type ApprovalDecision = 'approve' | 'deny';
-
-/** A call waiting for a person, as the turn record's `pendingApprovals` shows it. */
-export interface PendingApproval {
-  readonly callId: string;
-  readonly name: string;
-  readonly namespace?: string;
-  readonly arguments: JsonValue;
-  readonly argumentsHash: string;
-  readonly label: string;
-  readonly requestedAt: string;
-  readonly expiresAt: string;
-}
 
 /** One parked call as stored, with its decision once there is one. */
 export interface StoredApproval extends PendingApproval {

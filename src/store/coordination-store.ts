@@ -1,5 +1,5 @@
 import type { CancelReason } from '../events/turn-events.js';
-import type { NewTurn, StoredEvent } from './turn-store.js';
+import type { NewTurn, StoredEvent } from './turn-record.js';
 
 /** What a turn that takes its agent does when the agent already has a turn running. */
 export type AgentWaitMode = 'enqueue' | 'reject' | 'interrupt';

@@ -1,9 +1,9 @@
 import { PostgresAdapter, type Kysely, type Transaction } from 'kysely';
 import type { JsonValue } from '../json.js';
 import type { Database } from './database-schema.js';
-import type { StoredEvent } from './turn-store.js';
+import type { PendingApproval, StoredEvent } from './turn-record.js';
 import type { TurnEvent } from '../events/turn-events.js';
-import type { ApprovalStore, ClaimedContinuation, DecideOutcome, NewApproval, PendingApproval, StoredApproval } from './approval-store.js';
+import type { ApprovalStore, ClaimedContinuation, DecideOutcome, NewApproval, StoredApproval } from './approval-store.js';
 
 /** The tables of src/store/migrations.ts '2026-12-01-approvals-001-parked-turns'. */
 // A type, not an interface: Kysely's withTables wants an index-signature-compatible shape.

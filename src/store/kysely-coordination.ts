@@ -3,7 +3,7 @@ import type { CancelReason } from '../events/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import type { Database } from './database-schema.js';
 import { ENDED_STATUSES, type AdmissionQueries } from './admission-queries.js';
-import { insertNewTurn } from './kysely-turn-store.js';
+import { insertNewTurn } from './insert-new-turn.js';
 import type { SavedToolSets } from './saved-tool-sets.js';
 
 /**

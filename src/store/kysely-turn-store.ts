@@ -9,12 +9,15 @@ import type { Admission, AdmissionRequest, Promotion } from './coordination-stor
 import * as coordination from './kysely-coordination.js';
 import type { Database, TurnsTable } from './database-schema.js';
 import { migrations } from './migrations.js';
-import { SavedToolSets, type ToolSetWriter } from './saved-tool-sets.js';
+import { SavedToolSets } from './saved-tool-sets.js';
+import { insertNewTurn } from './insert-new-turn.js';
+import { EVENT_ROWS_PER_INSERT, insertEvents } from './insert-events.js';
 import { AdmissionQueries } from './admission-queries.js';
 import type { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteHotWrites, type SqliteHotWrites } from './sqlite-hot-writes.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
-import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnStore, TurnToolsRecord } from './turn-store.js';
+import type { TurnStore } from './turn-store.js';
+import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnToolsRecord } from './turn-record.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
@@ -282,48 +285,6 @@ export class KyselyTurnStore implements TurnStore {
   }
 }
 
-/** Inserts a new turn's record and what it was given; `placement` says whether it waits in its agent's queue. */
-export async function insertNewTurn(trx: Kysely<Database>, turn: NewTurn, toolSets: ToolSetWriter, queries: AdmissionQueries, placement?: TurnPlacement): Promise<void> {
-  const { record } = turn;
-  await queries.insertTurn.run(trx, {
-    id: record.id,
-    agent_id: record.agentId,
-    kind: record.kind,
-    status: placement?.status ?? record.status,
-    model: record.model,
-    created_at: record.createdAt,
-    finished_at: null,
-    iterations: 0,
-    output: null,
-    result_json: null,
-    error_json: null,
-    outcome: null,
-    input_tokens: 0,
-    output_tokens: 0,
-    owner: turn.owner,
-    heartbeat_at: placement?.heartbeatAt ?? record.createdAt,
-    task_json: turn.task === undefined ? null : JSON.stringify(turn.task),
-    queued_at: placement?.status === 'queued' ? record.createdAt : null,
-    queue_priority: placement?.priority ?? null,
-    queue_seq: placement?.seq ?? null,
-    background_job_id: record.backgroundJobId ?? null,
-    schedule_id: record.scheduleId ?? null,
-  });
-  const toolsHash = await toolSets.save(trx, turn.toolsJson);
-  const providerHash = await toolSets.save(trx, turn.providerToolsJson);
-  await queries.insertTurnTools.run(trx, { turnId: record.id, toolsHash, unavailableJson: turn.unavailableJson });
-  await queries.insertProviderTools.run(trx, { turnId: record.id, iteration: 1, toolsHash: providerHash });
-}
-
-/** Where a new turn goes: straight to `running`, or into its agent's queue at (priority, seq). */
-export interface TurnPlacement {
-  readonly status: 'running' | 'queued';
-  /** The turn's first heartbeat: when its transaction got a connection, which may be well after `createdAt`. */
-  readonly heartbeatAt: string;
-  readonly priority?: number;
-  readonly seq?: number;
-}
-
 function updateProgress(db: Kysely<Database> | Transaction<Database>, turnId: string, progress: TurnProgress): Promise<unknown> {
   return db
     .updateTable('turns')
@@ -331,24 +292,6 @@ function updateProgress(db: Kysely<Database> | Transaction<Database>, turnId: st
     .where('id', '=', turnId)
     .where('status', '=', 'running')
     .execute();
-}
-
-/** Keeps a tool list's JSON once, under its SHA-256; returns the hash. */
-
-/**
- * Rows per INSERT statement. Each row binds 4 parameters; SQLite allows 32,766 per statement
- * and PostgreSQL 65,535, so one statement for a long answer's 8,192+ events would fail.
- */
-const EVENT_ROWS_PER_INSERT = 1_000;
-
-/** Inserts events in statements of at most EVENT_ROWS_PER_INSERT rows; atomic only inside a transaction. */
-export async function insertEvents(db: Kysely<Database> | Transaction<Database>, turnId: string, events: readonly StoredEvent[]): Promise<void> {
-  for (let start = 0; start < events.length; start += EVENT_ROWS_PER_INSERT) {
-    await db
-      .insertInto('turn_events')
-      .values(events.slice(start, start + EVENT_ROWS_PER_INSERT).map((event) => ({ turn_id: turnId, seq: event.seq, type: event.type, body: event.json })))
-      .execute();
-  }
 }
 
 function toTurnRecord(row: TurnsTable): TurnRecord {

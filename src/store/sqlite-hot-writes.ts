@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from './database-schema.js';
 import { SqliteWriteGroup } from './sqlite-write-group.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
-import type { StoredEvent, TurnFinish, TurnProgress } from './turn-store.js';
+import type { StoredEvent, TurnFinish, TurnProgress } from './turn-record.js';
 
 /** The SQLite store's hot writes: those every turn makes, past the query builder. */
 export interface SqliteHotWrites {

@@ -1,4 +1,4 @@
-import type { TurnFinish } from './turn-store.js';
+import type { TurnFinish } from './turn-record.js';
 
 /** The columns of `turns` that a turn's end sets, as both store paths write them. */
 export interface TurnFinishColumns {

@@ -1,6 +1,6 @@
 import { QuietSweep, type QuietEntry } from '../concurrency/quiet-sweep.js';
 import { takeOutputJson, stringifyWithOutputJson } from '../output-json.js';
-import type { StoredEvent } from '../store/turn-store.js';
+import type { StoredEvent } from '../store/turn-record.js';
 import type { TurnEvent, TurnEventBody } from '../events/turn-events.js';
 
 /** An event with its stored form. */

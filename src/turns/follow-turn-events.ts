@@ -1,5 +1,6 @@
 import { pause } from '../concurrency/wait.js';
-import type { StoredEvent, TurnStore } from '../store/turn-store.js';
+import type { TurnStore } from '../store/turn-store.js';
+import type { StoredEvent } from '../store/turn-record.js';
 import { TERMINAL_EVENT_TYPES } from '../events/turn-events.js';
 import type { TurnRun } from './turn-run.js';
 

@@ -1,5 +1,5 @@
 import type { LoopOutcome } from '../loop/run-turn-loop.js';
-import type { TurnFinish } from '../store/turn-store.js';
+import type { TurnFinish } from '../store/turn-record.js';
 import type { CancelReason, TurnEventBody, TurnKind } from '../events/turn-events.js';
 
 const CANCEL_MESSAGES: Record<CancelReason, string> = {

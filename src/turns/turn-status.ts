@@ -1,4 +1,4 @@
-import type { TurnStatus } from '../store/turn-store.js';
+import type { TurnStatus } from '../store/turn-record.js';
 
 const ENDED: ReadonlySet<string> = new Set<TurnStatus>(['completed', 'failed', 'cancelled', 'interrupted']);
 

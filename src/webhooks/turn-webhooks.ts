@@ -1,4 +1,4 @@
-import type { TurnRecord } from '../store/turn-store.js';
+import type { TurnRecord } from '../store/turn-record.js';
 import { checkWebhookUrl } from './check-webhook-url.js';
 import type { WebhookService } from './webhook-service.js';
 

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/store/coordination-store.js';
 import { sql } from 'kysely';
 import { openStoreDatabase, openTurnStore, openTurnStoreOn } from '../../src/store/open-turn-store.js';
-import type { NewTurn, TurnStore } from '../../src/store/turn-store.js';
+import type { TurnStore } from '../../src/store/turn-store.js';
+import type { NewTurn } from '../../src/store/turn-record.js';
 import { createPostgresSchema } from '../support/postgres-schema.js';
 
 interface StoreLocation {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTurnStore } from '../../src/store/open-turn-store.js';
-import type { NewTurn, StoredEvent, TurnFinish, TurnStore } from '../../src/store/turn-store.js';
+import type { TurnStore } from '../../src/store/turn-store.js';
+import type { NewTurn, StoredEvent, TurnFinish } from '../../src/store/turn-record.js';
 import type { TurnEvent } from '../../src/events/turn-events.js';
 import { createPostgresSchema } from '../support/postgres-schema.js';
 

@@ -1,4 +1,5 @@
-import type { TurnRecord, TurnStore } from '../../store/turn-store.js';
+import type { TurnStore } from '../../store/turn-store.js';
+import type { TurnRecord } from '../../store/turn-record.js';
 import { SignalWaiter } from './signal-waiter.js';
 import type { TurnSignals } from './turn-signals.js';
 

@@ -5,7 +5,7 @@ import { StrictSchemaError, type StrictSchema } from '../../tools/schema/strict-
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { invalidRequest } from '../../service-error.js';
 import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
-import type { StoredTask } from '../../store/turn-store.js';
+import type { StoredTask } from '../../store/turn-record.js';
 import { createWebTools } from '../assembly/create-web-tools.js';
 import type { ToolServices, UnavailableSource } from '../assembly/tool-services.js';
 import type { TurnRequest } from '../turn-request.js';
