@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { backgroundJobEventSchema, type StoredJobEvent } from '../src/background-jobs/background-job-events.js';
 import { backgroundJobRecordSchema } from '../src/background-jobs/background-job-record.js';
 import type { BackgroundJobService } from '../src/background-jobs/background-job-service.js';
-import { workAgentSchema, workModelSchema } from '../src/durable/work-request.js';
+import { workAgentSchema, workModelSchema } from '../src/turns/work-request.js';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
 import { EventStreamWriter } from '../src/http/event-stream-writer.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { ServiceError } from '../src/service-error.js';
 import { AGENT_ID_PATTERN } from '../src/turns/turn-request.js';
-import { webhookRequestSchema } from '../src/webhooks/webhook-request.js';
+import { webhookRequestSchema } from '../src/turns/webhook-request.js';
 
 export interface BackgroundJobRoutesOptions {
   readonly jobs: BackgroundJobService;

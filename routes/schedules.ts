@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
 import { z } from 'zod';
-import { workAgentSchema, workModelSchema } from '../src/durable/work-request.js';
+import { workAgentSchema, workModelSchema } from '../src/turns/work-request.js';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
 import { missedPolicySchema, overlapPolicySchema, scheduleKindSchema, scheduleRecordSchema } from '../src/schedules/schedule-record.js';
 import type { ScheduleService } from '../src/schedules/schedule-service.js';
 import { AGENT_ID_PATTERN } from '../src/turns/turn-request.js';
-import { webhookRequestSchema } from '../src/webhooks/webhook-request.js';
+import { webhookRequestSchema } from '../src/turns/webhook-request.js';
 
 export interface ScheduleRoutesOptions {
   readonly schedules: ScheduleService;

@@ -1,6 +1,6 @@
 import type { CallGate } from '../loop/call-gate.js';
 import { activityLabel } from '../loop/execute-tool-call.js';
-import { resolveApprovalMode, type ApprovalPolicy } from './approval-policy.js';
+import { resolveApprovalMode, type ApprovalPolicy } from '../turns/approval-policy.js';
 import { hashArguments } from './hash-arguments.js';
 
 export const WAITING_PREFIX = 'Waiting for approval: ';

@@ -3,7 +3,7 @@ import { dispatchToolCalls, type DispatchResult } from '../loop/dispatch-tool-ca
 import { executeToolCall, type ToolCallRuntime } from '../loop/execute-tool-call.js';
 import type { ParkedCall } from '../loop/call-gate.js';
 import type { ParkedBatch } from '../loop/run-turn-loop.js';
-import { toolIdentity } from '../loop/tool-map.js';
+import { toolIdentity } from '../tools/tool-map.js';
 import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { StoredApproval } from '../store/approval-store.js';

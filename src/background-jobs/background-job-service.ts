@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
 import type { DurableWork } from '../durable/durable-work.js';
-import type { WorkRequest } from '../durable/work-request.js';
+import type { WorkRequest } from '../turns/work-request.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { TurnRun } from '../turns/turn-run.js';

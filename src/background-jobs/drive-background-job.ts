@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
-import { workRequestSchema } from '../durable/work-request.js';
+import { workRequestSchema } from '../turns/work-request.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { TurnRecord } from '../store/turn-record.js';

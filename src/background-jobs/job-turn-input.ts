@@ -1,5 +1,5 @@
 import type { InputItem } from '../turns/turn-request.js';
-import type { WorkRequest } from '../durable/work-request.js';
+import type { WorkRequest } from '../turns/work-request.js';
 
 /** A turn of the job as the next one is told about it. */
 export interface EarlierJobTurn {

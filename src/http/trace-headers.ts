@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TraceHeaders } from '../observability/observe-turn.js';
+import type { TraceHeaders } from '../turns/observability/observe-turn.js';
 
 /** The W3C trace context headers of a request (a repeated header is not trace context: ignored). */
 export function traceHeadersOf(headers: IncomingHttpHeaders): TraceHeaders {

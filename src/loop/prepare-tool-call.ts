@@ -2,7 +2,7 @@ import type { RepairRung } from '../arguments/parse-arguments-json.js';
 import { validateToolArguments } from '../arguments/validate-tool-arguments.js';
 import type { ModelFunctionCall } from '../models/model-client.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
-import { toolIdentity } from './tool-map.js';
+import { toolIdentity } from '../tools/tool-map.js';
 
 /** A call after lookup and validation: ready to run, or rejected with a message for the model. */
 export type PreparedCall =

@@ -17,8 +17,8 @@ import type { TurnError, TurnEventBody, TurnUsage } from '../events/turn-events.
 import type { CompletionPolicy } from './completion-policy.js';
 import { dispatchToolCalls, type DispatchResult } from './dispatch-tool-calls.js';
 import { FailureMemory } from './failure-memory.js';
-import type { ProviderToolList, ToolCatalog } from './tool-catalog.js';
-import { toolIdentity } from './tool-map.js';
+import type { ProviderToolList, ToolCatalog } from '../tools/tool-catalog.js';
+import { toolIdentity } from '../tools/tool-map.js';
 
 export interface TurnLoopOptions {
   readonly model: ModelClient;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
 import type { DurableWork } from '../durable/durable-work.js';
-import { workRequestSchema, type WorkRequest } from '../durable/work-request.js';
+import { workRequestSchema, type WorkRequest } from '../turns/work-request.js';
 import { invalidRequest, ServiceError } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { StartTurnRequest } from '../turns/turn-origin.js';

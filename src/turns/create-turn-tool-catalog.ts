@@ -1,4 +1,4 @@
-import type { ToolCatalog } from '../loop/tool-catalog.js';
+import type { ToolCatalog } from '../tools/tool-catalog.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { createEmulatedToolCatalog } from '../tools/tool-search/create-emulated-tool-catalog.js';
 import { createNativeToolCatalog } from '../tools/tool-search/create-native-tool-catalog.js';

@@ -4,7 +4,7 @@ import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
 import type { CallGate } from '../loop/call-gate.js';
 import { runTurnLoop, type LoopOutcome, type LoopResume } from '../loop/run-turn-loop.js';
-import type { ToolCatalog } from '../loop/tool-catalog.js';
+import type { ToolCatalog } from '../tools/tool-catalog.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { PlannedTurn } from './plan-turn.js';
 import { resolveTurnOutcome, storeFailedOutcome } from './turn-outcome.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { approvalPolicySchema } from '../approvals/approval-policy.js';
-import { webhookRequestSchema } from '../webhooks/webhook-request.js';
+import { approvalPolicySchema } from './approval-policy.js';
+import { webhookRequestSchema } from './webhook-request.js';
 import { turnKindSchema } from '../events/turn-events.js';
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());

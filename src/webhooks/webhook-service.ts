@@ -8,7 +8,7 @@ import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { postWebhook, type WebhookAttemptOutcome } from './post-webhook.js';
 import { signWebhook } from './sign-webhook.js';
 import type { WebhookTables } from './webhook-tables.js';
-import type { WebhookBody } from './webhook-request.js';
+import type { WebhookBody } from '../turns/webhook-request.js';
 
 const QUEUE = 'webhook-delivery';
 /** 5 s doubling: the 10th retry comes about 85 minutes after the first attempt (the contract asks for at least 1 h). */

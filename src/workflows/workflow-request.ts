@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../turns/turn-request.js';
-import { webhookRequestSchema } from '../webhooks/webhook-request.js';
+import { webhookRequestSchema } from '../turns/webhook-request.js';
 import { WORKFLOW_LIMITS } from './workflow-limits.js';
 import { workflowModelSchema } from './workflow-model.js';
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { approvalPolicySchema, resolveApprovalMode } from '../../src/approvals/approval-policy.js';
+import { approvalPolicySchema, resolveApprovalMode } from '../../src/turns/approval-policy.js';
 import { createApprovalGate } from '../../src/approvals/create-approval-gate.js';
 import { hashArguments } from '../../src/approvals/hash-arguments.js';
 import { dispatchToolCalls } from '../../src/loop/dispatch-tool-calls.js';
-import { createToolMap } from '../../src/loop/tool-map.js';
+import { createToolMap } from '../../src/tools/tool-map.js';
 import { createScriptedModel } from '../../src/models/scripted-model.js';
 import { Timeline, eventsOf, timedTool, tool, toolCallRuntime } from '../loop/loop-harness.js';
 import type { TurnEventBody } from '../../src/events/turn-events.js';

@@ -6,7 +6,7 @@ import { createTextCompletionPolicy, type CompletionPolicy } from '../../src/loo
 import { FailureMemory } from '../../src/loop/failure-memory.js';
 import type { ToolCallRuntime } from '../../src/loop/execute-tool-call.js';
 import { runTurnLoop, type LoopOutcome } from '../../src/loop/run-turn-loop.js';
-import { createStaticToolCatalog } from '../../src/loop/tool-catalog.js';
+import { createStaticToolCatalog } from '../../src/tools/tool-catalog.js';
 import type { ConversationItem, FunctionCallOutputItem, ModelClient, ModelRequest } from '../../src/models/model-client.js';
 import { createScriptedModel, type ScriptStep } from '../../src/models/scripted-model.js';
 import { defineWorkerTool, type ExecutionMode, type WorkerAgentTool, type WorkerToolOptions } from '../../src/tools/define-worker-tool.js';

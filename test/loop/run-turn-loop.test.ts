@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EMPTY_ANSWER_NUDGE, type CompletionPolicy } from '../../src/loop/completion-policy.js';
-import { createStaticToolCatalog } from '../../src/loop/tool-catalog.js';
-import { DuplicateToolError } from '../../src/loop/tool-map.js';
+import { createStaticToolCatalog } from '../../src/tools/tool-catalog.js';
+import { DuplicateToolError } from '../../src/tools/tool-map.js';
 import type { ModelClient, ModelResponse } from '../../src/models/model-client.js';
 import { ModelError } from '../../src/models/model-client.js';
 import { createScriptedModel } from '../../src/models/scripted-model.js';

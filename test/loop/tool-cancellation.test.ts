@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { dispatchToolCalls } from '../../src/loop/dispatch-tool-calls.js';
-import { createToolMap } from '../../src/loop/tool-map.js';
+import { createToolMap } from '../../src/tools/tool-map.js';
 import type { ModelClient } from '../../src/models/model-client.js';
 import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { eventsOf, outputOf, runLoop, Timeline, timedTool, tool, toolCallRuntime } from './loop-harness.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_WARNING } from '../../src/loop/failure-memory.js';
 import { prepareToolCall } from '../../src/loop/prepare-tool-call.js';
-import { createToolMap } from '../../src/loop/tool-map.js';
+import { createToolMap } from '../../src/tools/tool-map.js';
 import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { eventsOf, outputOf, runLoop, tool } from './loop-harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { JsonObject } from '../../src/json.js';
-import { createToolMap } from '../../src/loop/tool-map.js';
+import { createToolMap } from '../../src/tools/tool-map.js';
 import { defineWorkerTool, type WorkerToolOptions } from '../../src/tools/define-worker-tool.js';
 import { ToolDefinitionError } from '../../src/tools/tool-definition-error.js';
 import { toProviderTools } from '../../src/turns/provider-tools.js';

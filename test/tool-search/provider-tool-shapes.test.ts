@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/json.js';
-import { DuplicateToolError } from '../../src/loop/tool-map.js';
+import { DuplicateToolError } from '../../src/tools/tool-map.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from '../../src/turns/create-turn-tool-catalog.js';
 import { toProviderTools } from '../../src/turns/provider-tools.js';
 import { providerNames, runToolSearch, sampleCatalogTools, sampleTool } from './tool-search-kit.js';

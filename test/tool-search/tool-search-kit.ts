@@ -3,7 +3,7 @@ import { systemClock } from '../../src/clock.js';
 import type { JsonObject } from '../../src/json.js';
 import { createTextCompletionPolicy } from '../../src/loop/completion-policy.js';
 import { runTurnLoop, type LoopOutcome } from '../../src/loop/run-turn-loop.js';
-import type { ProviderToolList, ToolCatalog } from '../../src/loop/tool-catalog.js';
+import type { ProviderToolList, ToolCatalog } from '../../src/tools/tool-catalog.js';
 import type { ModelClient, ModelRequest } from '../../src/models/model-client.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../src/tools/define-worker-tool.js';
 import { resultText } from '../../src/tools/tool-result.js';

@@ -1,5 +1,5 @@
-import type { ProviderToolList, ToolCatalog } from '../../loop/tool-catalog.js';
-import { DuplicateToolError } from '../../loop/tool-map.js';
+import type { ProviderToolList, ToolCatalog } from '../tool-catalog.js';
+import { DuplicateToolError } from '../tool-map.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { createToolSearchTool, TOOL_SEARCH_NAME } from './create-tool-search-tool.js';
 import { deferredToolSet, type DeferredToolSet } from './deferred-tool-set.js';

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../json.js';
-import type { ProviderToolList, ToolCatalog } from '../../loop/tool-catalog.js';
-import { DuplicateToolError } from '../../loop/tool-map.js';
+import type { ProviderToolList, ToolCatalog } from '../tool-catalog.js';
+import { DuplicateToolError } from '../tool-map.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { deferredToolSet, groupNative } from './deferred-tool-set.js';
 import { observeNativeToolSearch } from './observe-native-tool-search.js';

@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json.js';
-import type { ObservedResponse } from '../../loop/tool-catalog.js';
+import type { ObservedResponse } from '../tool-catalog.js';
 import { TOOL_SEARCH_NAME } from './create-tool-search-tool.js';
 import { describeFinishedToolSearch, describeToolSearch, describeToolSearchResult } from './tool-search-labels.js';
 

@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json.js';
-import { toolIdentity } from '../../loop/tool-map.js';
+import { toolIdentity } from '../tool-map.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import { prepareBm25Document, type PreparedBm25Document } from './bm25-index.js';
 import { flattenToolName } from './flatten-tool-name.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { WorkRequest } from '../../durable/work-request.js';
-import type { ScheduleService } from '../../schedules/schedule-service.js';
-import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
-import type { AgentToolResult } from '../tool-result.js';
+import type { WorkRequest } from '../../turns/work-request.js';
+import type { ScheduleService } from '../schedule-service.js';
+import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import type { AgentToolResult } from '../../tools/tool-result.js';
 import { asScheduleToolError, describeSchedule, refuseFields, requireField } from './schedule-tool-support.js';
 
 const cronSchema = z.object({

@@ -1,4 +1,4 @@
-import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import type { WorkerAgentTool } from './define-worker-tool.js';
 
 /** Raised before any model call when two tools of a turn share an identity. */
 export class DuplicateToolError extends Error {

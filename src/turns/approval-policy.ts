@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hasOwn } from '../json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
-import { toolIdentity } from '../loop/tool-map.js';
+import { toolIdentity } from '../tools/tool-map.js';
 
 /** What a turn does with a call to a tool: run it, ask a person first, or refuse it. */
 export type ApprovalMode = 'ask' | 'allow' | 'deny';

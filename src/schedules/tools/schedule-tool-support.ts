@@ -1,5 +1,5 @@
 import { ServiceError } from '../../service-error.js';
-import type { ScheduleRecord } from '../../schedules/schedule-record.js';
+import type { ScheduleRecord } from '../schedule-record.js';
 
 /** The service's field names as the tools spell them. */
 const TOOL_FIELDS: Readonly<Record<string, string>> = { delaySeconds: 'delay_seconds', timeZone: 'time_zone', at: 'at', cron: 'cron', prompt: 'prompt' };

@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import type { ModelRequest, ModelResponse } from '../models/model-client.js';
-import type { TurnEvent, TurnKind } from '../events/turn-events.js';
-import type { GenAiTracing } from './genai-tracing.js';
+import type { ModelRequest, ModelResponse } from '../../models/model-client.js';
+import type { TurnEvent, TurnKind } from '../../events/turn-events.js';
+import type { GenAiTracing } from '../../observability/genai-tracing.js';
 
 /** The `gen_ai.provider.name` of a turn's model: the configured OpenAI-compatible provider, or the scripted model. */
 export type ModelProviderName = 'openai' | 'turn_runtime.scripted';

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../json.js';
 import type { ModelResponse } from '../models/model-client.js';
-import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
+import type { WorkerAgentTool } from './define-worker-tool.js';
 import type { TurnEventBody } from '../events/turn-events.js';
 import { createToolMap } from './tool-map.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { agentToolsSchema, AGENT_ID_PATTERN, scriptStepSchema } from '../turns/turn-request.js';
-import { webhookRequestSchema } from '../webhooks/webhook-request.js';
+import { agentToolsSchema, AGENT_ID_PATTERN, scriptStepSchema } from './turn-request.js';
+import { webhookRequestSchema } from './webhook-request.js';
 
 /** `agent` as a turn request has it: who runs the work's turns, with which tool sources. */
 export const workAgentSchema = z.strictObject({

@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
-import type { ModelClient } from '../models/model-client.js';
-import type { GenAiTracing } from './genai-tracing.js';
-import type { ServiceMetrics } from './service-metrics.js';
+import type { Clock } from '../../clock.js';
+import type { ModelClient } from '../../models/model-client.js';
+import type { GenAiTracing } from '../../observability/genai-tracing.js';
+import type { ServiceMetrics } from '../../observability/service-metrics.js';
 import type { ModelProviderName, TurnTrace } from './turn-trace.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { ModelClient } from '../models/model-client.js';
-import type { TurnEvent, TurnKind } from '../events/turn-events.js';
-import type { TurnRun } from '../turns/turn-run.js';
+import type { Clock } from '../../clock.js';
+import type { ModelClient } from '../../models/model-client.js';
+import type { TurnEvent, TurnKind } from '../../events/turn-events.js';
+import type { TurnRun } from '../turn-run.js';
 import { instrumentModelClient } from './instrument-model-client.js';
-import type { Observability } from './observability.js';
+import type { Observability } from '../../observability/observability.js';
 import { TurnTrace, type ModelProviderName } from './turn-trace.js';
 
 /** Trace context headers of the request that started the turn. */

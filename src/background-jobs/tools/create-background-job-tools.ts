@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { BackgroundJobRecord } from '../../background-jobs/background-job-record.js';
-import { MAX_LISTED_JOBS, type BackgroundJobService } from '../../background-jobs/background-job-service.js';
-import type { WorkRequest } from '../../durable/work-request.js';
+import type { BackgroundJobRecord } from '../background-job-record.js';
+import { MAX_LISTED_JOBS, type BackgroundJobService } from '../background-job-service.js';
+import type { WorkRequest } from '../../turns/work-request.js';
 import { ServiceError } from '../../service-error.js';
-import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
-import type { AgentToolResult } from '../tool-result.js';
+import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import type { AgentToolResult } from '../../tools/tool-result.js';
 
 const jobIdSchema = z.string().trim().min(1).max(200).describe('The id `create_background_job` or `list_background_jobs` gave, e.g. "job_3f…".');
 const createSchema = z.object({
