@@ -31,6 +31,7 @@ import { bindTurnIdOfRoute } from './http/turn-request-log.js';
 import type { JsonObject } from './json.js';
 import { loadInspectorAssets } from './inspector/load-inspector-assets.js';
 import type { ServiceMetrics } from './observability/service-metrics.js';
+import type { ApprovalService } from './approvals/approval-service.js';
 import type { TurnService } from './turns/turn-service.js';
 import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
@@ -41,6 +42,8 @@ export interface BuildAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly service: TurnService;
+  /** Decisions on parked calls, for `POST /turns/:id/approvals/:callId`. */
+  readonly approvals: ApprovalService;
   /** Each agent's Brain pages, for the `/agents/:agentId/brain` routes. */
   readonly brain: BrainStore;
   readonly clock: Clock;
@@ -129,7 +132,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
 
   await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled: config.http.apiToken !== undefined });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
-  await app.register(approvalRoutes, { approvals: service.approvals });
+  await app.register(approvalRoutes, { approvals: options.approvals });
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
   if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs });

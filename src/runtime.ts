@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
+import { ApprovalService } from './approvals/approval-service.js';
+import { resumeParkedTurn } from './approvals/resume-parked-turn.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { prepareDataDir } from './config/prepare-data-dir.js';
@@ -177,14 +179,24 @@ export async function createRuntime(options: {
       backgroundJobs,
       schedules,
     };
+    const modelEndpoint = createSharedModelEndpoint({
+      config: config.model,
+      fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing, fetch: createProviderFetch() }),
+    });
+    const approvals = new ApprovalService({
+      store,
+      clock,
+      logger,
+      timeoutMs: config.approvals.timeoutMs,
+      owner: instanceId,
+      metrics: observability.metrics,
+    });
     const service = await TurnService.start({
       config,
       store,
       services,
-      modelEndpoint: createSharedModelEndpoint({
-        config: config.model,
-        fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing, fetch: createProviderFetch() }),
-      }),
+      modelEndpoint,
+      approvals,
       logger,
       clock,
       newTurnId: options.newTurnId ?? (() => `turn_${randomUUID().replaceAll('-', '')}`),
@@ -194,9 +206,16 @@ export async function createRuntime(options: {
       observability,
       turnWebhooks: createTurnWebhooks({ webhooks }),
     });
+    approvals.start({
+      accepting: () => !service.draining,
+      resume: async (turnId) => {
+        service.adopt(await resumeParkedTurn({ turnId, config, store, services, modelEndpoint, logger, clock, approvals }));
+      },
+    });
     await workflows.start(service);
-    const app = await buildApp({ config, logger, service, brain: store.brain, clock, workflows, backgroundJobs, schedules, metrics: observability.metrics });
+    const app = await buildApp({ config, logger, service, approvals, brain: store.brain, clock, workflows, backgroundJobs, schedules, metrics: observability.metrics });
     app.addHook('onClose', async () => {
+      approvals.stop();
       schedules.close();
       await backgroundJobs.close();
       await workflows.close();

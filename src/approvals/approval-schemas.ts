@@ -1,19 +1,5 @@
 import { z } from 'zod';
 
-/** A call waiting for a person, in the turn record. */
-export const pendingApprovalSchema = z
-  .object({
-    callId: z.string(),
-    name: z.string(),
-    namespace: z.string().optional(),
-    arguments: z.unknown().describe('The validated arguments.'),
-    argumentsHash: z.string().describe('Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `arguments`; a decision must name it.'),
-    label: z.string(),
-    requestedAt: z.string(),
-    expiresAt: z.string().describe('When the wait ends as a denial (APPROVAL_TIMEOUT_MS).'),
-  })
-  .meta({ id: 'PendingApproval' });
-
 export const approvalDecisionBodySchema = z.strictObject({
   decision: z.enum(['approve', 'deny']),
   message: z.string().min(1).max(4_000).optional().describe('Why; a denial passes it on to the model.'),

@@ -4,7 +4,7 @@ import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError, turnNotFound } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { StoredEvent, TurnRecord } from '../store/turn-record.js';
-import type { ParkedLoop, TurnApprovals } from '../turns/drive-turn.js';
+import type { ParkedLoop, TurnApprovals } from '../turns/turn-approvals.js';
 import type { TurnEvent } from '../events/turn-events.js';
 import type { TurnRequest } from '../turns/turn-request.js';
 import type { TurnRun } from '../turns/turn-run.js';
@@ -20,10 +20,6 @@ export interface ApprovalServiceOptions {
   readonly timeoutMs: number;
   /** This process, as the store names turn owners. */
   readonly owner: string;
-  /** Goes on with a turn this process has just claimed (its last pending call was decided). */
-  readonly resume: (turnId: string) => Promise<void>;
-  /** False while the process drains: it takes no decision, since it would have to run the turn. */
-  readonly accepting: () => boolean;
   /** Where decided waits are timed (`approvalWait`). */
   readonly metrics: ServiceMetrics;
 }
@@ -37,6 +33,14 @@ export interface ApprovalDecisionView {
   readonly message?: string;
   readonly decidedAt: string;
   readonly turnStatus: 'requires_action' | 'running';
+}
+
+/** What deciding needs from the turns that run here: given at `start`, once the turn service exists. */
+export interface ApprovalServiceTurns {
+  /** Goes on with a turn this process has just claimed (its last pending call was decided). */
+  readonly resume: (turnId: string) => Promise<void>;
+  /** False while the process drains: it takes no decision, since it would have to run the turn. */
+  readonly accepting: () => boolean;
 }
 
 const EXPIRED_PAGE = 100;
@@ -53,13 +57,16 @@ export class ApprovalService {
   readonly #options: ApprovalServiceOptions;
   readonly #timers = new Set<NodeJS.Timeout>();
   #sweeping: Promise<void> = Promise.resolve();
+  /** Until `start`, nothing is decided: a decision may have to resume its turn. */
+  #turns: ApprovalServiceTurns | undefined;
 
   constructor(options: ApprovalServiceOptions) {
     this.#options = options;
   }
 
   /** Ends the waits that ran out while no process watched them, then keeps watching. */
-  start(): void {
+  start(turns: ApprovalServiceTurns): void {
+    this.#turns = turns;
     this.#requestSweep();
     const interval = setInterval(
       () => {
@@ -94,8 +101,9 @@ export class ApprovalService {
     readonly argumentsHash: string;
   }): Promise<ApprovalDecisionView> {
     const { turnId, callId } = options;
-    if (!this.#options.accepting()) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down; send the decision again (to another replica)' });
-    const outcome = await this.#record({ ...options, reason: undefined });
+    const turns = this.#turns;
+    if (turns?.accepting() !== true) throw new ServiceError({ statusCode: 503, code: 'shutting_down', message: 'the server is shutting down; send the decision again (to another replica)' });
+    const outcome = await this.#record({ ...options, reason: undefined }, turns);
     switch (outcome.kind) {
       case 'turn_not_found':
         throw turnNotFound(turnId);
@@ -147,7 +155,7 @@ export class ApprovalService {
     readonly message?: string | undefined;
     readonly reason: 'timeout' | undefined;
     readonly argumentsHash: string | undefined;
-  }) {
+  }, turns: ApprovalServiceTurns) {
     const { store, clock, owner } = this.#options;
     const at = clock.now().toISOString();
     const outcome = await store.approvals.decide({
@@ -178,7 +186,7 @@ export class ApprovalService {
     }
     if (outcome.kind === 'decided' && outcome.claimed) {
       // The claim is ours: whatever happens, the turn goes on (or is ended) by this process.
-      await this.#options.resume(options.turnId).catch((error: unknown) => {
+      await turns.resume(options.turnId).catch((error: unknown) => {
         this.#options.logger.error({ err: error, turnId: options.turnId }, 'a decided turn could not be resumed');
       });
     }
@@ -248,11 +256,13 @@ export class ApprovalService {
 
   async #sweepExpired(): Promise<void> {
     const { store, clock } = this.#options;
-    while (this.#options.accepting()) {
+    const turns = this.#turns;
+    if (turns === undefined) return;
+    while (turns.accepting()) {
       const expired = await store.approvals.listExpired({ now: clock.now().toISOString(), limit: EXPIRED_PAGE });
       for (const entry of expired) {
         // Another replica may take the same one: only the first decision counts, the rest find it decided.
-        await this.#record({ turnId: entry.turnId, callId: entry.callId, decision: 'deny', reason: 'timeout', argumentsHash: undefined, message: 'no decision before the approval timeout' });
+        await this.#record({ turnId: entry.turnId, callId: entry.callId, decision: 'deny', reason: 'timeout', argumentsHash: undefined, message: 'no decision before the approval timeout' }, turns);
       }
       if (expired.length < EXPIRED_PAGE) return;
     }

@@ -8,6 +8,7 @@ import type { ToolServices } from '../turns/assembly/tool-services.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from '../turns/create-turn-tool-catalog.js';
 import { driveTurn } from '../turns/drive-turn.js';
 import { planTurn } from '../turns/plan-turn.js';
+import type { ResumedTurn } from '../turns/turn-approvals.js';
 import { TurnRun } from '../turns/turn-run.js';
 import type { ApprovalService } from './approval-service.js';
 import type { StoredApproval } from '../store/approval-store.js';
@@ -30,7 +31,7 @@ export async function resumeParkedTurn(options: {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly approvals: ApprovalService;
-}): Promise<{ readonly run: TurnRun; readonly driving: Promise<void>; readonly webhookUrl?: string }> {
+}): Promise<ResumedTurn> {
   const { turnId, config, store, clock } = options;
   const record = await store.getTurn(turnId);
   if (record === undefined) throw new Error(`turn "${turnId}" is gone`);

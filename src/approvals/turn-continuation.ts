@@ -1,4 +1,4 @@
-import type { ParkedLoop } from '../turns/drive-turn.js';
+import type { ParkedLoop } from '../turns/turn-approvals.js';
 import type { ParkedBatch } from '../loop/run-turn-loop.js';
 import type { ConversationItem } from '../models/model-client.js';
 import type { TurnRequest } from '../turns/turn-request.js';

@@ -2,30 +2,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause, whenAborted } from '../concurrency/wait.js';
-import type { CallGate } from '../loop/call-gate.js';
 import { runTurnLoop, type LoopOutcome, type LoopResume } from '../loop/run-turn-loop.js';
 import type { ToolCatalog } from '../tools/tool-catalog.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { PlannedTurn } from './plan-turn.js';
+import type { TurnApprovals } from './turn-approvals.js';
 import { resolveTurnOutcome, storeFailedOutcome } from './turn-outcome.js';
 import type { TurnRun } from './turn-run.js';
-
-/** A loop that stopped at calls waiting for a person, with what it takes to go on later. */
-export interface ParkedLoop {
-  readonly outcome: Extract<LoopOutcome, { readonly kind: 'parked' }>;
-  /** How many responses the model gave (the scripted model resumes at the next step). */
-  readonly modelSteps: number | undefined;
-  readonly maxIterations: number;
-  /** What is left of the turn's time limit, which counts running time only. */
-  readonly remainingMs: number;
-}
-
-/** Approvals for a turn: the gate that parks calls, and where a parked loop is stored. */
-export interface TurnApprovals {
-  readonly gate: CallGate;
-  /** Stores the parked turn and suspends its run; throws when it could not be stored. */
-  park(parked: ParkedLoop): Promise<void>;
-}
 
 /** How long a cancelled loop may take to unwind before the turn is closed without it. */
 const UNWIND_GRACE_MS = 1_000;

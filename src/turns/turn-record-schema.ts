@@ -1,6 +1,19 @@
 import { z } from 'zod';
-import { pendingApprovalSchema } from '../approvals/approval-schemas.js';
 import { errorSchema, turnEventSchema, turnKindSchema, usageSchema } from '../events/turn-events.js';
+
+/** A call waiting for a person, in the turn record. */
+export const pendingApprovalSchema = z
+  .object({
+    callId: z.string(),
+    name: z.string(),
+    namespace: z.string().optional(),
+    arguments: z.unknown().describe('The validated arguments.'),
+    argumentsHash: z.string().describe('Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `arguments`; a decision must name it.'),
+    label: z.string(),
+    requestedAt: z.string(),
+    expiresAt: z.string().describe('When the wait ends as a denial (APPROVAL_TIMEOUT_MS).'),
+  })
+  .meta({ id: 'PendingApproval' });
 
 export const turnStatusSchema = z.enum(['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled', 'interrupted']);
 

@@ -2,8 +2,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
-import { ApprovalService } from '../approvals/approval-service.js';
-import { resumeParkedTurn } from '../approvals/resume-parked-turn.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause } from '../concurrency/wait.js';
@@ -16,6 +14,7 @@ import type { AdmissionRequest } from '../store/coordination-store.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { TurnListQuery, TurnRecord, TurnToolsRecord } from '../store/turn-record.js';
 import type { ToolServices } from './assembly/tool-services.js';
+import type { ResumedTurn, TurnApprovalsProvider } from './turn-approvals.js';
 import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
@@ -56,6 +55,8 @@ export interface TurnServiceOptions {
   readonly turnWebhooks?: TurnWebhooks;
   /** Metrics, and tracing when it is on; every turn is watched through it. */
   readonly observability: Observability;
+  /** Gates and parks the calls a turn's approval policy asks a person about (src/approvals). */
+  readonly approvals: TurnApprovalsProvider;
 }
 
 /** Options of one start; everything else is in the request. */
@@ -90,23 +91,12 @@ export class TurnService {
   readonly #queued = new Set<string>();
   readonly #cancelWatcher: CancelWatcher;
   #liveness: TurnLiveness | undefined;
-  readonly #approvals: ApprovalService;
   /** Aborts followers of turns that run nowhere here (parked, or on another replica) when the service closes. */
   readonly #closing = new AbortController();
   #draining = false;
 
   private constructor(options: TurnServiceOptions) {
     this.#options = options;
-    this.#approvals = new ApprovalService({
-      store: options.store,
-      clock: options.clock,
-      logger: options.logger,
-      timeoutMs: options.config.approvals.timeoutMs,
-      owner: options.instanceId,
-      resume: (turnId) => this.#resumeParked(turnId),
-      accepting: () => !this.#draining,
-      metrics: options.observability.metrics,
-    });
     this.#cancelWatcher = new CancelWatcher({ store: options.store, signals: options.signals, runs: this.#runs, logger: options.logger });
   }
 
@@ -121,13 +111,7 @@ export class TurnService {
       sharedStore: options.sharedStore,
       runs: service.#runs,
     });
-    service.#approvals.start();
     return service;
-  }
-
-  /** Decisions on parked calls, for `POST /turns/:id/approvals/:callId`. */
-  get approvals(): ApprovalService {
-    return this.#approvals;
   }
 
   get draining(): boolean {
@@ -253,7 +237,7 @@ export class TurnService {
     });
     this.#runs.set(turnId, run);
     const limits = request.limits ?? {};
-    const approvals = this.#approvals.forTurn({ run, request });
+    const approvals = this.#options.approvals.forTurn({ run, request });
     const observed = observeTurn({
       observability: this.#options.observability,
       run,
@@ -349,7 +333,7 @@ export class TurnService {
     }
     const record = await this.getTurn(turnId);
     // A parked turn runs nowhere: it is cancelled in the store, from any replica.
-    const parked = record.status === 'requires_action' ? await this.#approvals.cancelParked({ record }) : undefined;
+    const parked = record.status === 'requires_action' ? await this.#options.approvals.cancelParked({ record }) : undefined;
     if (parked !== undefined) return parked;
     const live = record.status === 'running' || record.status === 'queued';
     if (!live || !this.#options.sharedStore) {
@@ -417,7 +401,6 @@ export class TurnService {
   async shutdown(): Promise<void> {
     this.beginDrain();
     this.#liveness?.stop();
-    this.#approvals.stop();
     // A queued turn has not started: it ends now rather than start during the drain.
     for (const turnId of this.#queued) this.#runs.get(turnId)?.cancel('shutdown');
     const runs = [...this.#runs.values()];
@@ -428,18 +411,13 @@ export class TurnService {
     this.#closing.abort();
   }
 
-  /** Goes on with a parked turn this process claimed by recording its last decision. */
-  async #resumeParked(turnId: string): Promise<void> {
-    const { run, driving, webhookUrl } = await resumeParkedTurn({
-      turnId,
-      config: this.#options.config,
-      store: this.#options.store,
-      services: this.#options.services,
-      modelEndpoint: this.#options.modelEndpoint,
-      logger: this.#options.logger,
-      clock: this.#options.clock,
-      approvals: this.#approvals,
-    });
+  /**
+   * Keeps a parked turn that this process claimed (its last call was decided) and set up again
+   * (src/approvals/resume-parked-turn.ts): it streams, cancels and drains like any run here.
+   */
+  adopt(resumed: ResumedTurn): void {
+    const { run, driving, webhookUrl } = resumed;
+    const turnId = run.id;
     this.#runs.set(turnId, run);
     void driving
       .catch((error: unknown) => {
