@@ -12,7 +12,7 @@ import type { ToolServices, UnavailableSource } from './assembly/tool-services.j
 import { createModelClient } from './create-model-client.js';
 import type { TurnRequest } from './turn-request.js';
 import type { StartTurnRequest } from './turn-origin.js';
-import { prepareWorkflowTask } from './workflow-task/prepare-workflow-task.js';
+import { prepareWorkflowTask } from '../workflows/task-turn/prepare-workflow-task.js';
 
 /** How long assembly may wait on tool sources (MCP servers listing their tools …). */
 const ASSEMBLY_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-import { TASK_RESULT_MAX_BYTES } from '../turns/workflow-task/submit-result-tool.js';
+import { TASK_RESULT_MAX_BYTES } from './task-turn/submit-result-tool.js';
 
 /** The contract's limits: defaults a request may lower or raise up to the hard caps. */
 export const WORKFLOW_LIMITS = {

@@ -6,9 +6,9 @@ import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { invalidRequest } from '../../service-error.js';
 import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
 import type { StoredTask } from '../../store/turn-record.js';
-import { createWebTools } from '../assembly/create-web-tools.js';
-import type { ToolServices, UnavailableSource } from '../assembly/tool-services.js';
-import type { TurnRequest } from '../turn-request.js';
+import { createWebTools } from '../../turns/assembly/create-web-tools.js';
+import type { ToolServices, UnavailableSource } from '../../turns/assembly/tool-services.js';
+import type { TurnRequest } from '../../turns/turn-request.js';
 import { compileSubmitResultSchema, createSubmitResultTool, type SubmissionTally } from './submit-result-tool.js';
 import { createWorkflowTaskPolicy } from './workflow-task-policy.js';
 
