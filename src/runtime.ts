@@ -44,6 +44,11 @@ import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 import type { WebhookTables } from './webhooks/webhook-tables.js';
 import { BackgroundJobService } from './background-jobs/background-job-service.js';
+import { backgroundJobToolSource } from './background-jobs/tools/create-background-job-tools.js';
+import { scheduleToolSource } from './schedules/tools/schedule-tool-source.js';
+import { createBrainTools } from './tools/brain/create-brain-tools.js';
+import { workflowTaskPreparer } from './workflows/task-turn/prepare-workflow-task.js';
+import { workflowToolSource } from './workflows/tools/create-workflow-tools.js';
 import type { BackgroundJobTables } from './background-jobs/background-job-tables.js';
 import { ScheduleService } from './schedules/schedule-service.js';
 import type { ScheduleTables } from './schedules/schedule-tables.js';
@@ -152,11 +157,9 @@ export async function createRuntime(options: {
         commands: mcporter?.sandboxAdditions.commands ?? [],
       },
     });
-    const services: ToolServices = {
+    const toolServices: ToolServices = {
       clock,
       todoStore: store,
-      brain: store.brain,
-      workflows,
       sandbox,
       commandSettings: { defaultTimeoutMs: config.sandbox.defaultTimeoutMs, maxTimeoutMs: config.sandbox.maxTimeoutMs, homeMaxBytes: config.sandbox.homeMaxBytes },
       webFetch: {
@@ -176,9 +179,15 @@ export async function createRuntime(options: {
         catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),
         mcporterCommand: mcporterCommand({ install: mcporter, sandbox }),
       },
-      backgroundJobs,
-      schedules,
+      // The features built on turns plug in here; the turn core imports none of them.
+      sources: {
+        schedule: scheduleToolSource({ service: schedules }),
+        backgroundJobs: backgroundJobToolSource({ service: backgroundJobs }),
+        workflows: workflowToolSource({ engine: workflows }),
+        brain: { tools: (turn) => createBrainTools({ agentId: turn.agent.id, store: store.brain, clock, readOnly: false }) },
+      },
     };
+    const services: ToolServices = { ...toolServices, taskTurns: workflowTaskPreparer({ services: toolServices, brain: store.brain, clock }) };
     const modelEndpoint = createSharedModelEndpoint({
       config: config.model,
       fetch: observability.tracing === undefined ? undefined : createTracingFetch({ tracing: observability.tracing, fetch: createProviderFetch() }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import path from 'node:path';
-import { parseWebhookSecret } from '../webhooks/sign-webhook.js';
+import { parseWebhookSecret } from './parse-webhook-secret.js';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

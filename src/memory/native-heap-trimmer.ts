@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { openNativeHeap, type NativeHeap } from './native-heap.js';
 
 /**
@@ -88,8 +87,14 @@ export interface NativeHeapTrim {
   readonly tookMs: number;
 }
 
+/** Where trims are counted (the service metrics' `turn_runtime_native_heap_*` counters). */
+export interface TrimCounters {
+  readonly nativeHeapTrims: { inc(): void };
+  readonly nativeHeapReleasedBytes: { inc(value: number): void };
+}
+
 /** The process's trimmer on the settings' interval (`NATIVE_HEAP_TRIM_MS`); none when it is 0 or glibc's malloc is not there to trim. */
-export function startNativeHeapTrimmer(options: { readonly everyMs: number; readonly logger: Logger; readonly metrics?: Pick<ServiceMetrics, 'nativeHeapTrims' | 'nativeHeapReleasedBytes'> }): NativeHeapTrimmer | undefined {
+export function startNativeHeapTrimmer(options: { readonly everyMs: number; readonly logger: Logger; readonly metrics?: TrimCounters }): NativeHeapTrimmer | undefined {
   const { everyMs, logger, metrics } = options;
   if (everyMs === 0) return undefined;
   const heap = openNativeHeap();

@@ -8,11 +8,12 @@ import type { TurnStore } from '../store/turn-store.js';
 import type { StoredTask } from '../store/turn-record.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { assembleTextTurnTools } from './assembly/assemble-text-turn-tools.js';
-import type { ToolServices, UnavailableSource } from './assembly/tool-services.js';
+import type { ToolServices } from './assembly/tool-services.js';
+import type { UnavailableSource } from './assembly/tool-source.js';
 import { createModelClient } from './create-model-client.js';
 import type { TurnRequest } from './turn-request.js';
 import type { StartTurnRequest } from './turn-origin.js';
-import { prepareWorkflowTask } from '../workflows/task-turn/prepare-workflow-task.js';
+import { invalidRequest } from '../service-error.js';
 
 /** How long assembly may wait on tool sources (MCP servers listing their tools …). */
 const ASSEMBLY_TIMEOUT_MS = 10_000;
@@ -51,11 +52,11 @@ export async function planTurn(options: {
   const input = resumeFrom === undefined ? toConversation(request.input) : [...resumeFrom.conversation];
   if (request.kind === 'workflow_task' && request.task !== undefined) {
     const task: StoredTask = { instructions: request.task.instructions, resultSchema: request.task.resultSchema as JsonObject };
-    const prepared = prepareWorkflowTask({
+    if (services.taskTurns === undefined) throw invalidRequest([{ path: ['kind'], message: 'this server runs no workflow task turns' }]);
+    const prepared = services.taskTurns.prepare({
       agent: request.agent,
       home,
       task,
-      services,
       // The result is checked against the schema as stored with the turn, not this request's copy.
       loadStoredSchema: async () => {
         const stored = await store.getTask(options.turnId);

@@ -19,7 +19,7 @@ import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool
 import { driveTurn } from './drive-turn.js';
 import { planTurn, type PlannedTurn } from './plan-turn.js';
 import { toToolSnapshot } from './provider-tools.js';
-import type { TurnWebhooks } from '../webhooks/turn-webhooks.js';
+import type { TurnWebhooks } from './turn-webhooks.js';
 import { followTurnEvents, type EventSink } from './follow-turn-events.js';
 import { isEndedStatus } from './turn-status.js';
 import type { TurnRequest } from './turn-request.js';

@@ -8,8 +8,3 @@ export function signWebhook(options: { readonly secret: Buffer; readonly webhook
   const mac = createHmac('sha256', options.secret).update(`${options.webhookId}.${options.timestamp}.${options.body}`).digest('base64');
   return `v1,${mac}`;
 }
-
-/** `whsec_<base64>` is decoded as Standard Webhooks do; any other value is used as raw bytes. */
-export function parseWebhookSecret(value: string): Buffer {
-  return value.startsWith('whsec_') ? Buffer.from(value.slice('whsec_'.length), 'base64') : Buffer.from(value, 'utf8');
-}

@@ -1,14 +1,6 @@
-import type { TurnRecord } from '../store/turn-record.js';
+import type { TurnWebhooks } from '../turns/turn-webhooks.js';
 import { checkWebhookUrl } from './check-webhook-url.js';
 import type { WebhookService } from './webhook-service.js';
-
-/** A turn's own completion webhook: checked when the turn is asked for, sent when it ends. */
-export interface TurnWebhooks {
-  /** Throws the 400 for a URL that could never be delivered to. */
-  check(url: string): void;
-  /** Stores `turn.completed` | `turn.failed` | `turn.cancelled` for delivery. */
-  send(options: { readonly url: string; readonly record: TurnRecord }): Promise<void>;
-}
 
 export function createTurnWebhooks(options: { readonly webhooks: WebhookService }): TurnWebhooks {
   const { webhooks } = options;

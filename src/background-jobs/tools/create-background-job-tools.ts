@@ -5,6 +5,7 @@ import type { WorkRequest } from '../../turns/work-request.js';
 import { ServiceError } from '../../service-error.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../../tools/tool-result.js';
+import { workRequestOf, type ToolSource } from '../../turns/assembly/tool-source.js';
 
 const jobIdSchema = z.string().trim().min(1).max(200).describe('The id `create_background_job` or `list_background_jobs` gave, e.g. "job_3f…".');
 const createSchema = z.object({
@@ -116,4 +117,11 @@ async function asToolError<T>(action: () => Promise<T>): Promise<T> {
     if (error instanceof ServiceError) throw new Error(error.message, { cause: error });
     throw error;
   }
+}
+
+/** `agent.tools.backgroundJobs`: the job tools, never inside a job's own turns (a job does not start jobs). */
+export function backgroundJobToolSource(options: { readonly service: BackgroundJobService }): ToolSource {
+  return {
+    tools: (turn) => (turn.origin.backgroundJobId === undefined ? createBackgroundJobTools({ service: options.service, request: workRequestOf(turn), turnId: turn.id }) : []),
+  };
 }

@@ -1,21 +1,16 @@
 import type { Logger } from 'pino';
 import { createApplyPatchTool } from '../../tools/computer/apply-patch/apply-patch-tool.js';
 import { createFileTools } from '../../tools/computer/create-file-tools.js';
-import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
 import { createRunCommandTool } from '../../tools/computer/run-command.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { collectMcpTools } from '../../tools/mcp/collect-mcp-tools.js';
 import { createUseSkillTool } from '../../tools/skills/create-use-skill-tool.js';
 import { resolveRequestedSkills } from '../../tools/skills/resolve-requested-skills.js';
 import { createTodoTool } from '../../tools/todo/todo-tool.js';
-import { createBackgroundJobTools } from '../../background-jobs/tools/create-background-job-tools.js';
-import { createCheckBackLaterTool } from '../../schedules/tools/check-back-later-tool.js';
-import { createCronTool } from '../../schedules/tools/cron-tool.js';
-import type { WorkRequest } from '../work-request.js';
-import type { TurnOrigin } from '../turn-origin.js';
 import type { TurnRequest } from '../turn-request.js';
-import { createWorkflowTools, type WorkflowToolTurn } from '../../workflows/tools/create-workflow-tools.js';
-import type { ToolServices, UnavailableSource } from './tool-services.js';
+import type { FeatureToolKey, ToolSourceTurn } from './tool-source.js';
+import type { ToolServices } from './tool-services.js';
+import type { UnavailableSource } from './tool-source.js';
 import { createWebTools } from './create-web-tools.js';
 
 export interface AssembledTools {
@@ -30,7 +25,7 @@ export interface AssembledTools {
 export async function assembleTextTurnTools(options: {
   readonly agent: TurnRequest['agent'];
   /** The turn being assembled: work its tools start (workflows, jobs, schedules) inherits its model and webhook. */
-  readonly turn: WorkflowToolTurn & { readonly origin: TurnOrigin };
+  readonly turn: ToolSourceTurn;
   readonly home: string;
   readonly services: ToolServices;
   /** Bounds the time sources (MCP servers) may take to answer. */
@@ -69,20 +64,21 @@ export async function assembleTextTurnTools(options: {
     const computer = sources.computer === true ? { sandbox: services.sandbox, mcporterCommand: services.skills.mcporterCommand } : undefined;
     tools.push(createUseSkillTool({ skills, home, computer }));
   }
-  const work: WorkRequest = { agent, model: options.turn.model, ...(options.turn.webhook === undefined ? {} : { webhook: options.turn.webhook }) };
-  if (sources.schedule === true) {
-    if (services.schedules === undefined) unavailable.push({ source: 'schedule', reason: 'this server has no schedule backend' });
-    else tools.push(createCheckBackLaterTool({ service: services.schedules, request: work, turnId: options.turn.id }), createCronTool({ service: services.schedules, request: work, turnId: options.turn.id }));
+  for (const key of FEATURE_TOOL_KEYS) {
+    if (sources[key] !== true) continue;
+    const source = services.sources[key];
+    if (source === undefined) unavailable.push({ source: key, reason: MISSING_FEATURE[key] });
+    else tools.push(...source.tools(options.turn));
   }
-  // Never inside a job's own turns: a job does not start jobs.
-  if (sources.backgroundJobs === true && options.turn.origin.backgroundJobId === undefined) {
-    if (services.backgroundJobs === undefined) unavailable.push({ source: 'backgroundJobs', reason: 'this server has no background job backend' });
-    else tools.push(...createBackgroundJobTools({ service: services.backgroundJobs, request: work, turnId: options.turn.id }));
-  }
-  if (sources.workflows === true) {
-    if (services.workflows === undefined) unavailable.push({ source: 'workflows', reason: 'this server has no workflow backend' });
-    else tools.push(...createWorkflowTools({ engine: services.workflows, turn: options.turn }));
-  }
-  if (sources.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: services.brain, clock: services.clock, readOnly: false }));
   return { tools, unavailable };
 }
+
+/** The feature sources, in the order their tools are shown (after todo, computer, web, MCP and skills). */
+const FEATURE_TOOL_KEYS: readonly FeatureToolKey[] = ['schedule', 'backgroundJobs', 'workflows', 'brain'];
+
+const MISSING_FEATURE: Readonly<Record<FeatureToolKey, string>> = {
+  schedule: 'this server has no schedule backend',
+  backgroundJobs: 'this server has no background job backend',
+  workflows: 'this server has no workflow backend',
+  brain: 'this server has no Brain store',
+};

@@ -1,7 +1,8 @@
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { createWebFetchTool } from '../../tools/web/fetch/create-web-fetch-tool.js';
 import { createWebSearchTool } from '../../tools/web/search/web-search-tool.js';
-import type { ToolServices, UnavailableSource } from './tool-services.js';
+import type { ToolServices } from './tool-services.js';
+import type { UnavailableSource } from './tool-source.js';
 
 /**
  * The web tools this server can serve: `web_fetch` always (behind its SSRF guard),

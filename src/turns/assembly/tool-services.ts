@@ -1,4 +1,3 @@
-import type { BrainStore } from '../../brain/brain-store.js';
 import type { Clock } from '../../clock.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import type { McpRegistry } from '../../tools/mcp/mcp-registry.js';
@@ -9,9 +8,8 @@ import type { WebFetchCache } from '../../tools/web/fetch/web-fetch-cache.js';
 import type { WebFetchSettings } from '../../tools/web/fetch/web-fetch-settings.js';
 import type { SearchProvider } from '../../tools/web/search/search-provider.js';
 import type { HostLookup } from '../../net/guarded-lookup.js';
-import type { WorkflowEngine } from '../../workflows/workflow-engine.js';
-import type { BackgroundJobService } from '../../background-jobs/background-job-service.js';
-import type { ScheduleService } from '../../schedules/schedule-service.js';
+import type { TaskTurnPreparer } from '../task-turn-preparer.js';
+import type { ToolSources } from './tool-source.js';
 
 /**
  * What tool creators need that outlives a turn: stores, the sandbox, providers, caches. Built
@@ -20,8 +18,6 @@ import type { ScheduleService } from '../../schedules/schedule-service.js';
 export interface ToolServices {
   readonly clock: Clock;
   readonly todoStore: TodoStore;
-  /** Each agent's Brain pages (`agent.tools.brain`). */
-  readonly brain: BrainStore;
   /** The command sandbox; without one, `run_command` is absent. */
   readonly sandbox: CommandSandbox | undefined;
   readonly commandSettings: RunCommandSettings;
@@ -36,22 +32,14 @@ export interface ToolServices {
   readonly searchProvider: SearchProvider | undefined;
   /** The configured MCP servers (possibly none); agents opt into them by name. */
   readonly mcp: McpRegistry;
-  /** Workflow runs, for the main turn's workflow tools; absent, `workflows` contributes nothing. */
-  readonly workflows?: WorkflowEngine;
   readonly skills: {
     /** The skills of SKILLS_DIR (possibly none), loaded at start-up; agents enable them by name. */
     readonly catalog: SkillCatalog;
     /** How run_command starts mcporter (`mcporter` in the bubblewrap sandbox); undefined without a sandbox or mcporter. */
     readonly mcporterCommand: string | undefined;
   };
-  /** Background agent jobs; without them, the job tools are absent. */
-  readonly backgroundJobs?: BackgroundJobService;
-  /** Schedules (`check_back_later`, `cron`); without them, those tools are absent. */
-  readonly schedules?: ScheduleService;
-}
-
-/** A source the agent asked for that this server cannot serve: it contributes no tool. */
-export interface UnavailableSource {
-  readonly source: string;
-  readonly reason: string;
+  /** The tools of features built on turns (schedules, background jobs, workflows, Brain), plugged in by runtime.ts. */
+  readonly sources: ToolSources;
+  /** Sets up workflow task turns (src/workflows); without it, a task turn is refused. */
+  readonly taskTurns?: TaskTurnPreparer;
 }

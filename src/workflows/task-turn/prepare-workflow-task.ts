@@ -1,14 +1,15 @@
+import type { BrainStore } from '../../brain/brain-store.js';
+import type { Clock } from '../../clock.js';
 import type { JsonObject } from '../../json.js';
-import type { CompletionPolicy } from '../../loop/completion-policy.js';
 import { compileJsonSchemaValidator } from '../../tools/schema/json-schema-validator.js';
 import { StrictSchemaError, type StrictSchema } from '../../tools/schema/strict-schema.js';
 import type { WorkerAgentTool } from '../../tools/define-worker-tool.js';
 import { invalidRequest } from '../../service-error.js';
 import { createBrainTools } from '../../tools/brain/create-brain-tools.js';
-import type { StoredTask } from '../../store/turn-record.js';
 import { createWebTools } from '../../turns/assembly/create-web-tools.js';
-import type { ToolServices, UnavailableSource } from '../../turns/assembly/tool-services.js';
-import type { TurnRequest } from '../../turns/turn-request.js';
+import type { ToolServices } from '../../turns/assembly/tool-services.js';
+import type { UnavailableSource } from '../../turns/assembly/tool-source.js';
+import type { PreparedTaskTurn, TaskTurnPreparer } from '../../turns/task-turn-preparer.js';
 import { compileSubmitResultSchema, createSubmitResultTool, type SubmissionTally } from './submit-result-tool.js';
 import { createWorkflowTaskPolicy } from './workflow-task-policy.js';
 
@@ -18,20 +19,16 @@ import { createWorkflowTaskPolicy } from './workflow-task-policy.js';
  * MCP, skill, schedule, workflow or background-job tools — and a policy that only a
  * submission ends it. A result schema that strict mode cannot take is the caller's fault.
  */
-export function prepareWorkflowTask(options: {
-  readonly agent: TurnRequest['agent'];
-  readonly home: string;
-  readonly task: StoredTask;
-  readonly services: ToolServices;
-  readonly loadStoredSchema: () => Promise<JsonObject>;
-}): { tools: WorkerAgentTool[]; unavailable: UnavailableSource[]; instructions: string; completion: CompletionPolicy } {
+export function prepareWorkflowTask(
+  options: Parameters<TaskTurnPreparer['prepare']>[0] & { readonly services: ToolServices; readonly brain: BrainStore; readonly clock: Clock },
+): PreparedTaskTurn {
   const { agent, task } = options;
   const strictSchema = compileResultSchema(task.resultSchema);
   const tally: SubmissionTally = { rejected: 0 };
   const web = createWebTools({ agentId: agent.id, home: options.home, services: options.services });
   const tools: WorkerAgentTool[] = [...web.tools];
   const unavailable: UnavailableSource[] = [...web.unavailable];
-  if (agent.tools?.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: options.services.brain, clock: options.services.clock, readOnly: true }));
+  if (agent.tools?.brain === true) tools.push(...createBrainTools({ agentId: agent.id, store: options.brain, clock: options.clock, readOnly: true }));
   tools.push(createSubmitResultTool({ strictSchema, loadStoredSchema: options.loadStoredSchema, tally }));
   const instructions = [
     agent.instructions,
@@ -60,4 +57,9 @@ function compileResultSchema(resultSchema: JsonObject): StrictSchema {
     }
     throw error;
   }
+}
+
+/** The task turns of this server's workflows: the web tools of `services`, and the read-only Brain tools. */
+export function workflowTaskPreparer(options: { readonly services: ToolServices; readonly brain: BrainStore; readonly clock: Clock }): TaskTurnPreparer {
+  return { prepare: (task) => prepareWorkflowTask({ ...task, ...options }) };
 }

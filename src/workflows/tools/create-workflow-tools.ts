@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineWorkerTool, type WorkerAgentTool } from '../../tools/define-worker-tool.js';
+import type { ToolSource } from '../../turns/assembly/tool-source.js';
 import type { TurnRequest } from '../../turns/turn-request.js';
 import type { WorkflowEngine } from '../workflow-engine.js';
 import { WORKFLOW_LIMITS } from '../workflow-limits.js';
@@ -150,4 +151,9 @@ export function createWorkflowTools(options: { readonly engine: WorkflowEngine; 
 function taskModelOf(model: TurnRequest['model']): WorkflowModel {
   if ('script' in model) return { tasks: model.tasks ?? {} };
   return model.name === undefined ? {} : { name: model.name };
+}
+
+/** `agent.tools.workflows`: start, watch and stop this agent's workflow runs. */
+export function workflowToolSource(options: { readonly engine: WorkflowEngine }): ToolSource {
+  return { tools: (turn) => createWorkflowTools({ engine: options.engine, turn }) };
 }
