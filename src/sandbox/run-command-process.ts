@@ -54,14 +54,14 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
     while (stdio.length <= fd) stdio.push('ignore');
     if (devNull !== undefined) stdio[fd] = devNull.fd;
   }
-  let ended: Promise<CommandRunResult>;
-  try {
-    ended = watchCommandProcess(options, stdio, startedAt);
-  } finally {
-    // The spawn has happened (synchronously) by now; the child holds its own copy.
-    await devNull?.close();
-  }
-  return ended;
+  // Never throws: a failed spawn rejects `ended`. The spawn has happened (synchronously) when it
+  // returns, so the child holds its own copy of /dev/null and ours can close. Both are awaited
+  // together: a command that fails at once (bwrap refused its namespaces) can reject `ended`
+  // while the close waits for the thread pool, and an unobserved rejection ends the process.
+  const [ended, closed] = await Promise.allSettled([watchCommandProcess(options, stdio, startedAt), devNull?.close()]);
+  if (ended.status === 'rejected') throw ended.reason;
+  if (closed.status === 'rejected') throw closed.reason;
+  return ended.value;
 }
 
 function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | number)[], startedAt: number): Promise<CommandRunResult> {
