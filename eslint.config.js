@@ -39,6 +39,12 @@ export default tseslint.config(
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
   {
+    // dependency-cruiser's configuration: CommonJS, read by its CLI and by test/house/layers.test.ts.
+    files: ['.dependency-cruiser.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
+  {
     // The inspector's browser modules: plain JavaScript served as is, checked without types.
     files: ['ui/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
