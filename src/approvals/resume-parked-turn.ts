@@ -1,11 +1,11 @@
-import path from 'node:path';
 import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { ToolServices } from '../turns/assembly/tool-services.js';
-import { createTurnToolCatalog, resolveToolSearchMode } from '../turns/create-turn-tool-catalog.js';
+import { agentHomePath } from '../turns/agent-home.js';
+import { catalogForTurn } from '../turns/create-turn-tool-catalog.js';
 import { driveTurn } from '../turns/drive-turn.js';
 import { planTurn } from '../turns/plan-turn.js';
 import type { ResumedTurn } from '../turns/turn-approvals.js';
@@ -54,7 +54,7 @@ export async function resumeParkedTurn(options: {
     const plan = await planTurn({
       request,
       turnId,
-      home: path.join(config.dataDir, 'agents', record.agentId, 'home'),
+      home: agentHomePath({ dataDir: config.dataDir, agentId: record.agentId }),
       config,
       services: options.services,
       store,
@@ -62,7 +62,7 @@ export async function resumeParkedTurn(options: {
       logger,
       resumeFrom: { conversation: continuation.conversation, modelSteps: continuation.modelSteps },
     });
-    const catalog = createTurnToolCatalog({ tools: plan.tools, toolSearchMode: resolveToolSearchMode({ model: request.model, configured: config.toolSearchMode }) });
+    const catalog = catalogForTurn({ tools: plan.tools, model: request.model, configured: config.toolSearchMode });
     const decisions = new Map<string, StoredApproval>(
       claimed.approvals.filter((approval) => approval.iteration === continuation.batch.iteration).map((approval) => [approval.callId, approval]),
     );

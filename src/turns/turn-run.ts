@@ -5,19 +5,13 @@ import { retryStoreWrite } from '../store/retry-store-write.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { StoredEvent, TurnFinish, TurnProgress } from '../store/turn-record.js';
 import { DeltaCoalescer } from './delta-coalescer.js';
-import { EventWindow, numberEvent, type NumberedEvent } from './event-window.js';
+import { DeliveredEvents, type TurnListener } from './delivered-events.js';
+import { numberEvent, type NumberedEvent } from './event-window.js';
 import { storeFailedOutcome } from './turn-outcome.js';
 import { TERMINAL_EVENT_TYPES, type CancelReason, type TurnEvent, type TurnEventBody, type TurnKind } from '../events/turn-events.js';
 
 /** How long an event may wait to be stored together with the ones after it. */
 const FLUSH_WINDOW_MS = 5;
-
-/**
- * Receives each delivered event with its JSON text (serialised once for the store and every
- * stream). Returning `false` detaches the listener: a consumer that fell behind stops taking
- * events from memory and reads the store instead.
- */
-export type TurnListener = (event: TurnEvent, stored: StoredEvent) => boolean;
 
 /** Why a turn's events could not be stored; the turn then ends `failed` with code `store_error`. */
 export interface StoreFailure {
@@ -38,9 +32,8 @@ export class TurnRun {
   readonly agentId: string;
   readonly kind: TurnKind;
   readonly #controller = new AbortController();
-  readonly #window = new EventWindow();
+  readonly #delivered = new DeliveredEvents();
   readonly #deltas: DeltaCoalescer;
-  readonly #listeners = new Set<TurnListener>();
   readonly #store: TurnStore;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -90,7 +83,7 @@ export class TurnRun {
     this.#deltas = new DeltaCoalescer({ now: () => this.#clock.now().toISOString() });
     for (const entry of options.history ?? []) {
       const numbered = 'stored' in entry ? entry : { event: JSON.parse(entry.json) as TurnEvent, stored: entry };
-      this.#window.push(numbered);
+      this.#delivered.remember(numbered);
       this.#lastStoredSeq = numbered.stored.seq;
     }
     this.#nextSeq = this.#lastStoredSeq + 1;
@@ -202,9 +195,9 @@ export class TurnRun {
       const alone = this.#number(failed.event);
       if (await this.#finishWith([alone], failed.finish)) delivered = [alone];
     }
-    if (delivered !== undefined) this.#deliver(delivered);
+    if (delivered !== undefined) this.#delivered.deliver(delivered);
     this.#ended = true;
-    this.#listeners.clear();
+    this.#delivered.close();
     this.#resolveDone();
   }
 
@@ -247,9 +240,9 @@ export class TurnRun {
     }
     this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
     this.#suspended = true;
-    this.#deliver(batch);
+    this.#delivered.deliver(batch);
     this.#ended = true;
-    this.#listeners.clear();
+    this.#delivered.close();
     this.#resolveDone();
   }
 
@@ -260,15 +253,7 @@ export class TurnRun {
    * caller reads the store up to where the window starts, then attaches again.
    */
   attach(afterSeq: number, listener: TurnListener): (() => void) | undefined {
-    if (!this.#window.covers(afterSeq)) return undefined;
-    for (const entry of this.#window.after(afterSeq)) {
-      if (!listener(entry.event, entry.stored)) return () => undefined;
-    }
-    if (this.#ended) return () => undefined;
-    this.#listeners.add(listener);
-    return () => {
-      this.#listeners.delete(listener);
-    };
+    return this.#delivered.attach(afterSeq, listener);
   }
 
   #number(body: TurnEventBody, at?: string): NumberedEvent {
@@ -280,15 +265,6 @@ export class TurnRun {
   #closeDelta(): void {
     const open = this.#deltas.take();
     if (open !== undefined) this.#pending.push(this.#number(open.body, open.at));
-  }
-
-  #deliver(batch: readonly NumberedEvent[]): void {
-    for (const entry of batch) {
-      this.#window.push(entry);
-      for (const listener of this.#listeners) {
-        if (!listener(entry.event, entry.stored)) this.#listeners.delete(listener);
-      }
-    }
   }
 
   /** Runs a store write with retries; false (logged) when it failed for good. */
@@ -354,6 +330,6 @@ export class TurnRun {
       return;
     }
     this.#lastStoredSeq = batch.at(-1)?.event.seq ?? this.#lastStoredSeq;
-    this.#deliver(batch);
+    this.#delivered.deliver(batch);
   }
 }

@@ -1,30 +1,24 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import type { ResponsesEndpoint } from '../models/responses-endpoint.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { pause } from '../concurrency/wait.js';
-import type { ToolCatalog } from '../tools/tool-catalog.js';
-import { DuplicateToolError } from '../tools/tool-map.js';
 import type { Observability } from '../observability/observability.js';
 import { observeTurn, type TraceHeaders } from './observability/observe-turn.js';
 import { invalidRequest, ServiceError, turnNotFound } from '../service-error.js';
-import type { AdmissionRequest } from '../store/coordination-store.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { TurnListQuery, TurnRecord, TurnToolsRecord } from '../store/turn-record.js';
 import type { ToolServices } from './assembly/tool-services.js';
 import type { ResumedTurn, TurnApprovalsProvider } from './turn-approvals.js';
-import { createTurnToolCatalog, resolveToolSearchMode } from './create-turn-tool-catalog.js';
+import { admissionFor } from './admission-request.js';
+import { agentHomePath, prepareAgentHome } from './agent-home.js';
+import { catalogForTurn } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
-import { planTurn, type PlannedTurn } from './plan-turn.js';
-import { toToolSnapshot } from './provider-tools.js';
+import { planTurn } from './plan-turn.js';
 import type { TurnWebhooks } from './turn-webhooks.js';
 import { followTurnEvents, type EventSink } from './follow-turn-events.js';
 import { isEndedStatus } from './turn-status.js';
-import type { TurnRequest } from './turn-request.js';
 import type { StartTurnRequest } from './turn-origin.js';
-import { numberEvent } from './event-window.js';
 import { TurnRun } from './turn-run.js';
 import { CancelWatcher } from './coordination/cancel-watcher.js';
 import { agentBusy, idempotencyKeyReused } from './coordination/coordination-errors.js';
@@ -34,7 +28,7 @@ import type { TurnSignals } from './coordination/turn-signals.js';
 import { runAdmittedTurn } from './coordination/run-admitted-turn.js';
 import { TurnLiveness } from './coordination/turn-liveness.js';
 import { waitForTurnEnd } from './coordination/wait-for-turn-end.js';
-import type { CancelReason, TurnEventBody } from '../events/turn-events.js';
+import type { CancelReason } from '../events/turn-events.js';
 
 export interface TurnServiceOptions {
   readonly config: Config;
@@ -161,7 +155,7 @@ export class TurnService {
     }
     const turnId = this.#options.newTurnId();
     const turnLogger = logger.child({ turnId, agentId: request.agent.id });
-    const home = path.join(config.dataDir, 'agents', request.agent.id, 'home');
+    const home = agentHomePath({ dataDir: config.dataDir, agentId: request.agent.id });
     const plan = await planTurn({
       request,
       turnId,
@@ -172,53 +166,18 @@ export class TurnService {
       modelEndpoint: this.#options.modelEndpoint,
       logger: turnLogger,
     });
-    const catalog = catalogFor(plan, request, config);
-    // Commands run as the sandbox's own unprivileged user, who must be able to pass through
-    // the folders above the home (not list them): those are 0711, the home itself 0700.
-    // Synchronous: a mkdir of folders that nearly always exist is a page-cache lookup, cheaper
-    // than the thread pool's hand-offs (see tools/computer/home-fs/sync-call.ts).
-    mkdirSync(path.dirname(home), { recursive: true, mode: 0o711 });
-    mkdirSync(home, { recursive: true, mode: 0o700 });
-    // Workflow task turns have no home tools, and `concurrent` turns accept sharing it: neither takes the agent.
-    const takesAgent = request.kind === 'text' && request.multitask !== 'concurrent';
-    // Stored with the admission when the turn may start at once; a queued turn emits it when it starts.
-    const startedBody: TurnEventBody = {
-      type: 'turn.started',
-      agentId: request.agent.id,
-      kind: request.kind,
-      model: plan.model.model,
-      tools: plan.tools.map((tool) => tool.name),
-      unavailableSources: [...plan.unavailable],
-    };
-    const started = numberEvent({ turnId, seq: 1, at: clock.now().toISOString(), body: startedBody });
-    const admissionRequest: AdmissionRequest = {
-      turn: {
-        record: {
-          id: turnId,
-          agentId: request.agent.id,
-          kind: request.kind,
-          status: 'running',
-          model: plan.model.model,
-          createdAt: clock.now().toISOString(),
-          finishedAt: null,
-          iterations: 0,
-          output: null,
-          error: null,
-          outcome: null,
-          usage: { inputTokens: 0, outputTokens: 0 },
-          ...request.origin,
-        },
-        owner: this.#options.instanceId,
-        toolsJson: JSON.stringify(toToolSnapshot(plan.tools)),
-        unavailableJson: JSON.stringify(plan.unavailable),
-        providerToolsJson: catalog.providerTools().json,
-        ...(plan.task === undefined ? {} : { task: plan.task }),
-      },
-      now: () => clock.now().toISOString(),
-      startedEvent: started.stored,
-      ...(claim === undefined ? {} : { idempotency: claim }),
-      ...(takesAgent ? { agent: { mode: request.multitask === 'reject' || request.multitask === 'interrupt' ? request.multitask : 'enqueue', queueLimit: config.limits.agentQueueLimit } } : {}),
-    };
+    const catalog = catalogForTurn({ tools: plan.tools, model: request.model, configured: config.toolSearchMode });
+    prepareAgentHome(home);
+    const { admissionRequest, startedBody, started, takesAgent } = admissionFor({
+      turnId,
+      request,
+      plan,
+      catalog,
+      owner: this.#options.instanceId,
+      claim,
+      agentQueueLimit: config.limits.agentQueueLimit,
+      clock,
+    });
     const admission = await store.admitTurn(admissionRequest);
     if (admission.kind === 'replay') return { kind: 'replayed', turnId: admission.turnId };
     if (admission.kind === 'key_reused') throw idempotencyKeyReused(admission.turnId);
@@ -427,15 +386,5 @@ export class TurnService {
         if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
         if (webhookUrl !== undefined) void this.#sendTurnWebhook(turnId, webhookUrl);
       });
-  }
-}
-
-/** The turn's tool catalog; two tools with one identity is the server's fault (a 500 that says which). */
-function catalogFor(plan: PlannedTurn, request: TurnRequest, config: Config): ToolCatalog {
-  try {
-    return createTurnToolCatalog({ tools: plan.tools, toolSearchMode: resolveToolSearchMode({ model: request.model, configured: config.toolSearchMode }) });
-  } catch (error) {
-    if (error instanceof DuplicateToolError) throw new ServiceError({ statusCode: 500, code: 'tool_assembly_failed', message: error.message });
-    throw error;
   }
 }
