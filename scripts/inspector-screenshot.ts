@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createRuntime } from '../src/runtime.js';
 import { launchChromium } from '../test/support/headless-chromium.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createRuntime } from '../src/runtime.js';
 
 export const OPENAPI_PATH = path.resolve(import.meta.dirname, '../openapi/openapi.json');

@@ -2,7 +2,9 @@ import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { compactHeapOnFullGc } from './memory/compact-heap.js';
 import { startNativeHeapTrimmer } from './memory/native-heap-trimmer.js';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
+import type { Config } from './config/config.js';
+import { ConfigError } from './config/config-error.js';
+import { loadConfig } from './config/load-config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 /** Reads the configuration and builds the runtime; a wrong setting stops the process with a plain message. */

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import { ConfigError } from './config.js';
+import { ConfigError } from './config-error.js';
 
 /**
  * Creates the data folder (mode 0711: passable, not listable, so the sandbox's unprivileged

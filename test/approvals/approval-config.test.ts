@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 describe('APPROVAL_TIMEOUT_MS', () => {
   it('defaults to 24 hours and takes milliseconds', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { environmentSchema } from '../../src/config/config.js';
+import { environmentSchema } from '../../src/config/environment-schema.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 

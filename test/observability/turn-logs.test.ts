@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { openStream } from '../support/sse-client.js';
 import { runJsonTurn } from '../support/turn-waits.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 describe('sandbox configuration', () => {
   it('defaults: commands as nobody when root, 2 GiB per command tree, 1 GiB per home', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { HostLookup } from '../../src/net/guarded-lookup.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 

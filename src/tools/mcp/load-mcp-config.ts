@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
-import { ConfigError } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
 import { hasOwn, isJsonObject } from '../../json.js';
 import { formatIssuePath } from '../schema/format-issue-path.js';
 import { mcpConfigFileSchema, type McpConfig, type McpServerConfig } from './mcp-config.js';

@@ -1,7 +1,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
 import type { McpConfig } from '../mcp/mcp-config.js';
 import { listSkillFiles } from './list-skill-files.js';
 import { parseSkillDocument } from './parse-skill-document.js';

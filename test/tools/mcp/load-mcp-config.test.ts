@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 import { loadMcpConfig, McpConfigError } from '../../../src/tools/mcp/load-mcp-config.js';
 
 let folder: string;

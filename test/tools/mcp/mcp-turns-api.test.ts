@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { createRuntime } from '../../../src/runtime.js';
 import { McpConfigError } from '../../../src/tools/mcp/load-mcp-config.js';
 import { startTestMcpHttpServer, stdioTestServer, type TestMcpHttpServer } from '../../support/mcp-test-server.js';

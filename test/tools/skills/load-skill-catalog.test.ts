@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 import { EMPTY_MCP_CONFIG, type McpConfig } from '../../../src/tools/mcp/mcp-config.js';
 import { SKILL_FILES_LIMITS } from '../../../src/tools/skills/list-skill-files.js';
 import { loadSkillCatalog, MAX_SKILL_FILE_BYTES } from '../../../src/tools/skills/load-skill-catalog.js';

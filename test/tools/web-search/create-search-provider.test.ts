@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { createSearchProvider } from '../../../src/tools/web/search/create-search-provider.js';
 import { braveAnswer } from './brave-fixtures.js';
 import { searxngAnswer } from './searxng-fixtures.js';
