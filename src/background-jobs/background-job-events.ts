@@ -81,3 +81,9 @@ export async function listJobEvents(options: { readonly db: Kysely<BackgroundJob
     .execute();
   return rows.map((row) => ({ seq: row.seq, type: row.type, json: row.body }));
 }
+
+/** Whether the job's terminal event has a seq below `seq`. */
+export async function jobEndedBefore(options: { readonly db: Kysely<BackgroundJobTables>; readonly jobId: string; readonly seq: number }): Promise<boolean> {
+  const row = await options.db.selectFrom('background_job_events').select('seq').where('job_id', '=', options.jobId).where('type', 'in', [...JOB_TERMINAL_EVENTS]).executeTakeFirst();
+  return row !== undefined && row.seq < options.seq;
+}

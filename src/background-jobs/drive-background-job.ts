@@ -20,6 +20,9 @@ export interface JobTurnStarter {
   startTurn(request: StartTurnRequest): Promise<TurnRun>;
 }
 
+/** How a driver ends its job: completed (if no message came since `messageCount`) or failed. */
+export type JobFinishOutcome = { status: 'completed'; output: string | null; messageCount: number } | { status: 'failed'; error: { code: string; message: string } };
+
 export interface JobDriverContext {
   readonly jobId: string;
   readonly db: Kysely<BackgroundJobTables>;
@@ -31,7 +34,7 @@ export interface JobDriverContext {
   readonly signal: AbortSignal;
   readonly emit: (body: BackgroundJobEventBody) => Promise<void>;
   /** Ends the job (completed | failed) if it still runs and, for completion, no message came since `messageCount`. */
-  readonly finish: (outcome: { status: 'completed'; output: string | null; messageCount: number } | { status: 'failed'; error: { code: string; message: string } }) => Promise<boolean>;
+  readonly finish: (outcome: JobFinishOutcome) => Promise<boolean>;
   /** Lets a local stop abort the running turn at once. */
   readonly setRunning: (run: TurnRun | undefined) => void;
 }
