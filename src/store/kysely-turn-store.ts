@@ -4,10 +4,10 @@ import type { BrainStore } from '../brain/brain-store.js';
 import { createBrainStore } from '../brain/create-brain-store.js';
 import { KyselyApprovalStore } from './kysely-approval-store.js';
 import type { TodoItem } from './todo-store.js';
-import type { CancelReason, TurnError, TurnEvent, TurnKind } from '../events/turn-events.js';
+import type { CancelReason, TurnEvent } from '../events/turn-events.js';
 import type { Admission, AdmissionRequest, Promotion } from './coordination-store.js';
 import * as coordination from './kysely-coordination.js';
-import type { Database, TurnsTable } from './database-schema.js';
+import type { Database } from './database-schema.js';
 import { migrations } from './migrations.js';
 import { SavedToolSets } from './saved-tool-sets.js';
 import { insertNewTurn } from './insert-new-turn.js';
@@ -16,8 +16,12 @@ import { AdmissionQueries } from './admission-queries.js';
 import type { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteHotWrites, type SqliteHotWrites } from './sqlite-hot-writes.js';
 import { turnFinishColumns } from './turn-finish-columns.js';
+import { interruptOrphans } from './interrupt-orphans.js';
+import { readTodos, writeTodos } from './kysely-todos.js';
+import { readTurnTools } from './read-turn-tools.js';
+import { toTurnRecord } from './to-turn-record.js';
 import type { TurnStore } from './turn-store.js';
-import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnStatus, TurnToolsRecord } from './turn-record.js';
+import type { NewTurn, StoredEvent, StoredTask, TurnFinish, TurnListQuery, TurnProgress, TurnRecord, TurnToolsRecord } from './turn-record.js';
 
 /** The turn store over Kysely: one implementation for SQLite and PostgreSQL. */
 export class KyselyTurnStore implements TurnStore {
@@ -134,43 +138,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async interruptOrphans(options: { owner?: string; staleBefore: string; now: string }): Promise<string[]> {
-    return this.#liveness.transaction().execute(async (trx) => {
-      const orphans = await trx
-        .selectFrom('turns')
-        .select((eb) => [
-          'id',
-          'iterations',
-          'input_tokens',
-          'output_tokens',
-          eb.selectFrom('turn_events').select((inner) => inner.fn.coalesce(inner.fn.max('seq'), inner.lit(0)).as('seq')).whereRef('turn_events.turn_id', '=', 'turns.id').as('last_seq'),
-        ])
-        .where('status', 'in', ['running', 'queued'])
-        .where((eb) => eb.or([...(options.owner === undefined ? [] : [eb('owner', '=', options.owner)]), eb('heartbeat_at', '<', options.staleBefore)]))
-        .execute();
-      for (const orphan of orphans) {
-        const error: TurnError = {
-          code: 'interrupted',
-          message: 'the process running this turn stopped before the turn finished',
-        };
-        const usage = { inputTokens: orphan.input_tokens, outputTokens: orphan.output_tokens };
-        const event: TurnEvent = {
-          type: 'turn.failed',
-          turnId: orphan.id,
-          seq: (orphan.last_seq ?? 0) + 1,
-          at: options.now,
-          error,
-          iterations: orphan.iterations,
-          usage,
-        };
-        await insertEvents(trx, orphan.id, [{ seq: event.seq, type: event.type, json: JSON.stringify(event) }]);
-        await trx
-          .updateTable('turns')
-          .set({ status: 'interrupted', finished_at: options.now, error_json: JSON.stringify(error), outcome: 'interrupted' })
-          .where('id', '=', orphan.id)
-          .execute();
-      }
-      return orphans.map((orphan) => orphan.id);
-    });
+    return interruptOrphans(this.#liveness, options);
   }
 
   async getTurn(turnId: string): Promise<TurnRecord | undefined> {
@@ -193,28 +161,7 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined> {
-    const turn = await this.#db.selectFrom('turns').select(['kind']).where('id', '=', turnId).executeTakeFirst();
-    if (turn === undefined) return undefined;
-    const tools = await this.#db
-      .selectFrom('turn_tools')
-      .innerJoin('tool_sets', 'tool_sets.hash', 'turn_tools.tools_hash')
-      .select(['tool_sets.json as tools_json', 'turn_tools.unavailable_json as unavailable_json'])
-      .where('turn_tools.turn_id', '=', turnId)
-      .executeTakeFirst();
-    const providerTools = await this.#db
-      .selectFrom('turn_provider_tools')
-      .innerJoin('tool_sets', 'tool_sets.hash', 'turn_provider_tools.tools_hash')
-      .select(['turn_provider_tools.iteration as iteration', 'tool_sets.json as tools_json'])
-      .where('turn_provider_tools.turn_id', '=', turnId)
-      .orderBy('turn_provider_tools.iteration')
-      .execute();
-    return {
-      turnId,
-      kind: turn.kind as TurnKind,
-      toolsJson: tools?.tools_json ?? '[]',
-      unavailableJson: tools?.unavailable_json ?? '[]',
-      providerTools: providerTools.map((row) => ({ iteration: row.iteration, json: row.tools_json })),
-    };
+    return readTurnTools(this.#db, turnId);
   }
 
   async listEvents(turnId: string, options: { afterSeq: number; limit: number }): Promise<StoredEvent[]> {
@@ -230,24 +177,11 @@ export class KyselyTurnStore implements TurnStore {
   }
 
   async readTodos(agentId: string): Promise<readonly TodoItem[]> {
-    const row = await this.#db.selectFrom('todos').select('items_json').where('agent_id', '=', agentId).executeTakeFirst();
-    return row === undefined ? [] : (JSON.parse(row.items_json) as TodoItem[]);
+    return readTodos(this.#db, agentId);
   }
 
   async writeTodos(agentId: string, items: readonly TodoItem[]): Promise<void> {
-    const itemsJson = JSON.stringify(items);
-    const updatedAt = new Date().toISOString();
-    await this.#db
-      .insertInto('todos')
-      .values({ agent_id: agentId, items_json: itemsJson, updated_at: updatedAt })
-      .onConflict((conflict) =>
-        conflict.column('agent_id').doUpdateSet((eb) => ({
-          items_json: itemsJson,
-          updated_at: updatedAt,
-          revision: eb('todos.revision', '+', 1),
-        })),
-      )
-      .execute();
+    await writeTodos(this.#db, agentId, items);
   }
 
   admitTurn(request: AdmissionRequest): Promise<Admission> {
@@ -292,25 +226,4 @@ function updateProgress(db: Kysely<Database> | Transaction<Database>, turnId: st
     .where('id', '=', turnId)
     .where('status', '=', 'running')
     .execute();
-}
-
-function toTurnRecord(row: TurnsTable): TurnRecord {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as TurnKind,
-    status: row.status as TurnStatus,
-    model: row.model,
-    createdAt: row.created_at,
-    finishedAt: row.finished_at,
-    iterations: row.iterations,
-    output: row.output,
-    ...(row.result_json === null ? {} : { result: JSON.parse(row.result_json) as unknown }),
-    error: row.error_json === null ? null : (JSON.parse(row.error_json) as TurnError),
-    outcome: row.outcome,
-    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
-    ...(row.queued_at === null ? {} : { queuedAt: row.queued_at }),
-    ...(row.schedule_id === null ? {} : { scheduleId: row.schedule_id }),
-    ...(row.background_job_id === null ? {} : { backgroundJobId: row.background_job_id }),
-  };
 }
