@@ -7,6 +7,7 @@ import type { TurnRun } from '../turns/turn-run.js';
 import type { BackgroundJobEventBody } from './background-job-events.js';
 import type { BackgroundJobTables } from './background-job-tables.js';
 import { driveBackgroundJob, type JobFinishOutcome, type JobTurnStarter } from './drive-background-job.js';
+import { runEvery } from '../concurrency/run-every.js';
 
 const WAKE_QUEUE = 'background-job-wake';
 const HEARTBEAT_MS = 5_000;
@@ -141,12 +142,6 @@ export class BackgroundJobDrivers {
   }
 
   #every(intervalMs: number, what: string, task: () => Promise<unknown>): void {
-    const timer = setInterval(() => {
-      task().catch((error: unknown) => {
-        this.#logger.warn({ err: error }, `${what} failed`);
-      });
-    }, intervalMs);
-    timer.unref();
-    this.#timers.push(timer);
+    this.#timers.push(runEvery({ intervalMs, what, task, logger: this.#logger }));
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { TurnStore } from '../../store/turn-store.js';
 import type { TurnRun } from '../turn-run.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
+import { runEvery } from '../../concurrency/run-every.js';
 
 /**
  * Liveness across replicas: each process refreshes its turns every HEARTBEAT_MS; another
@@ -81,13 +82,7 @@ export class TurnLiveness {
   }
 
   #every(intervalMs: number, what: string, task: () => Promise<unknown>): void {
-    const timer = setInterval(() => {
-      task().catch((error: unknown) => {
-        this.#logger.warn({ err: error }, `${what} failed`);
-      });
-    }, intervalMs);
-    timer.unref();
-    this.#timers.push(timer);
+    this.#timers.push(runEvery({ intervalMs, what, task, logger: this.#logger }));
   }
 }
 
