@@ -1,6 +1,7 @@
 import { lstat, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
+import { SANDBOX_NODE } from './service-node.js';
 
 /** Where the agent home appears inside the sandbox; also the command's HOME and start folder. */
 export const SANDBOX_HOME = '/home/agent';
@@ -88,6 +89,8 @@ export interface BwrapLayout {
   readonly etcEntries: readonly string[];
   /** Options newer than the oldest bwrap still shipped (0.6 in Ubuntu 22.04), used when present. */
   readonly features: BwrapFeatures;
+  /** The service's Node.js binary on the host, bound at SANDBOX_NODE; undefined when the sandbox user cannot reach it (see `findServiceNode`). */
+  readonly serviceNode?: string | undefined;
 }
 
 export interface BwrapFeatures {
@@ -152,7 +155,8 @@ export interface BwrapArgumentsOptions {
  *   a chosen part of /etc read-only, the home bound read-write at /home/agent, a
  *   size-limited tmpfs at /tmp and /dev/shm (tmpfs is memory), a fresh /proc and a minimal
  *   /dev (null, zero, random, tty …) that is read-only apart from those nodes; then the
- *   service's additions (read-only binds, commands in /opt/turn-runtime/bin).
+ *   service's own Node.js binary (SANDBOX_NODE) and the service's additions (read-only
+ *   binds, commands in /opt/turn-runtime/bin).
  * - `--new-session`: no controlling terminal, so no TIOCSTI keystroke injection.
  * - `--clearenv` and an explicit environment.
  * - `--seccomp`: the deny list of `buildSeccompFilter` (mount, ptrace, keyctl, bpf …).
@@ -213,6 +217,7 @@ export function buildBwrapArguments(options: BwrapArgumentsOptions): string[] {
     ...sized('/dev/shm'),
   );
   // After the tmpfs and before the root turns read-only, so bwrap can still make mount points.
+  if (options.layout.serviceNode !== undefined) args.push('--ro-bind', options.layout.serviceNode, SANDBOX_NODE);
   for (const bind of options.additions?.readOnlyBinds ?? []) args.push('--ro-bind', bind.source, bind.target);
   (options.additions?.commands ?? []).forEach((command, index) => {
     args.push('--perms', '0555', '--ro-bind-data', String(FIRST_COMMAND_FD + index), path.posix.join(SANDBOX_BIN, command.name));

@@ -7,11 +7,14 @@ export const COMMAND_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 export function commandEnvironment(options: {
   home: string;
   extra: Readonly<Record<string, string>> | undefined;
+  /** The folder of the service's own Node.js, searched first (`node` is the service's). */
+  nodeFolder?: string | undefined;
   /** A folder searched after the standard ones (the sandbox's added commands). */
   extraPathFolder?: string | undefined;
 }): Record<string, string> {
+  const folders = [options.nodeFolder, COMMAND_PATH, options.extraPathFolder].filter((folder) => folder !== undefined);
   const fixed: Record<string, string> = {
-    PATH: options.extraPathFolder === undefined ? COMMAND_PATH : `${COMMAND_PATH}:${options.extraPathFolder}`,
+    PATH: folders.join(':'),
     HOME: options.home,
     LANG: 'C.UTF-8',
     TERM: 'dumb',

@@ -11,6 +11,7 @@ import { createLimitedCgroup, type CommandCgroup, type PidsCgroupParent } from '
 import { runCommandProcess, type CommandInput } from './run-command-process.js';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 import type { SandboxIdentity } from './sandbox-identity.js';
+import { SANDBOX_NODE_FOLDER } from './service-node.js';
 
 /** The cgroups a command is put in, when this machine lets the service make them. */
 export interface CommandCgroupParents {
@@ -51,6 +52,7 @@ export function createBubblewrapSandbox(
   },
 ): CommandSandbox {
   const extraPathFolder = (options.additions?.commands.length ?? 0) > 0 ? SANDBOX_BIN : undefined;
+  const nodeFolder = options.layout.serviceNode === undefined ? undefined : SANDBOX_NODE_FOLDER;
   const { identity } = options;
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
@@ -72,7 +74,7 @@ export function createBubblewrapSandbox(
       cwd: checked.cwd,
       allowNetwork: options.allowNetwork,
       tmpSizeBytes: options.limits.tmpSizeBytes,
-      env: commandEnvironment({ home: SANDBOX_HOME, extra: request.env, extraPathFolder }),
+      env: commandEnvironment({ home: SANDBOX_HOME, extra: request.env, nodeFolder, extraPathFolder }),
       seccomp: options.seccomp !== undefined,
       ...(options.additions === undefined ? {} : { additions: options.additions }),
     });
@@ -129,7 +131,8 @@ export function createHostCommandRunner(options: SandboxBaseOptions): CommandSan
     return runInCgroups(options, request, {
       file: '/bin/sh',
       args: shell,
-      env: commandEnvironment({ home: checked.home, extra: request.env }),
+      // The service's Node first here too: `node` is the one the service runs on.
+      env: commandEnvironment({ home: checked.home, extra: request.env, nodeFolder: path.dirname(process.execPath) }),
       cwd: path.join(checked.home, checked.cwd),
       inputs: [],
     });

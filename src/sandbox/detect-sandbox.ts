@@ -12,6 +12,7 @@ import { defaultSandboxLimits, type CommandSandbox, type SandboxEnforcement, typ
 import { createBubblewrapSandbox, createHostCommandRunner, type CommandCgroupParents } from './create-command-sandbox.js';
 import { findInheritableFds } from './inherited-fds.js';
 import { probeCgroupController, probePidsCgroup, type PidsCgroupProbe } from './pids-cgroup.js';
+import { findServiceNode } from './service-node.js';
 import { checkSandboxAdditions, NO_SANDBOX_ADDITIONS, type SandboxAdditions } from './sandbox-additions.js';
 import { chooseSandboxIdentity } from './sandbox-identity.js';
 import { buildSeccompFilter, seccompSupported } from './seccomp-filter.js';
@@ -42,6 +43,8 @@ export interface DetectCommandSandboxOptions {
   readonly sandboxGid?: number | undefined;
   /** `setpriv` or a path to it. */
   readonly setprivPath?: string;
+  /** The Node.js binary commands get as `node` (SANDBOX_NODE); the one running the service when not given. */
+  readonly nodePath?: string;
   /**
    * Where the probe makes its home: the folder that holds the agents' homes (DATA_DIR/agents),
    * so the probe proves the sandbox user can reach them there. The system temp folder when not given.
@@ -122,6 +125,10 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
   const arch = process.arch;
   const seccomp = seccompSupported(arch) ? buildSeccompFilter({ arch }) : undefined;
   const features = await bwrapFeatures(bwrapPath);
+  const serviceNode = await findServiceNode({ execPath: options.nodePath ?? process.execPath, user: identity.identity });
+  if (serviceNode.hostPath === undefined) {
+    logger.warn({ reason: serviceNode.reason }, `run_command: commands cannot use the service's Node.js (${serviceNode.reason}); \`node\` in a command is the host's, if it has one`);
+  }
   const enforcement: SandboxEnforcement = {
     processes: processLimit.mechanism,
     memory: memoryLimit.mechanism,
@@ -134,7 +141,7 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
     bwrapPath,
     identity: identity.identity,
     seccomp,
-    layout: await inspectBwrapLayout(features),
+    layout: { ...(await inspectBwrapLayout(features)), serviceNode: serviceNode.hostPath },
     additions: await checkSandboxAdditions({ additions: options.additions ?? NO_SANDBOX_ADDITIONS, logger }),
   });
   const failure = await tryTrialCommand({ sandbox, expectedUid: identity.identity?.uid ?? serviceUid, seccomp: seccomp !== undefined, folder: options.probeFolder ?? os.tmpdir() });

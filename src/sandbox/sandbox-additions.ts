@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { SANDBOX_NODE_FOLDER } from './service-node.js';
 
 /** Where `SandboxAdditions.commands` appear inside the sandbox; appended to the command's PATH. */
 export const SANDBOX_BIN = '/opt/turn-runtime/bin';
@@ -29,9 +30,9 @@ export const NO_SANDBOX_ADDITIONS: SandboxAdditions = { readOnlyBinds: [], comma
  * Places an addition must not cover: the root, the home, and what the sandbox builds itself
  * (a bind over /home or /etc would hide the home or replace /etc/passwd).
  */
-const RESERVED = ['/home/agent', '/tmp', '/var/tmp', '/proc', '/dev', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', SANDBOX_BIN];
+const RESERVED = [SANDBOX_NODE_FOLDER, '/home/agent', '/tmp', '/var/tmp', '/proc', '/dev', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', SANDBOX_BIN];
 /** Places an addition must not go below. */
-const CLOSED = ['/home/agent', '/proc', '/dev', '/sys', '/etc', SANDBOX_BIN];
+const CLOSED = [SANDBOX_NODE_FOLDER, '/home/agent', '/proc', '/dev', '/sys', '/etc', SANDBOX_BIN];
 
 /**
  * Keeps the additions that are safe and possible, warning once for each one left out: a

@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DENIED_CALLS, SECCOMP_ARCHITECTURES } from '../../src/sandbox/seccomp-filter.js';
+import { SANDBOX_NODE } from '../../src/sandbox/service-node.js';
 import { detectCommandSandbox, type CommandSandbox } from '../../src/sandbox/detect-sandbox.js';
 import { capturingLogger, makeHome, silentLogger } from './sandbox-support.js';
 
@@ -125,8 +126,9 @@ describe.runIf(sandbox !== undefined)('a hostile command', () => {
     expect(result.output).toContain('oom=1000');
     const homeLine = mounts.find((line) => line.includes(' /home/agent '));
     expect(homeLine).toBeDefined();
-    // The only host path shown is the home's own, as the root of its bind (the kernel prints it).
-    expect(mounts.join('\n')).not.toContain('/work/');
+    // The only host paths shown are the home's own and the service's Node binary's, each as the
+    // root of its bind (the kernel prints it).
+    expect(mounts.filter((line) => !line.includes(` ${SANDBOX_NODE} `)).join('\n')).not.toContain('/work/');
     expect(mounts.join('\n')).not.toMatch(/\/data\/agents\//);
   });
 });

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { buildBwrapArguments, type BwrapLayout } from '../../src/sandbox/bwrap-arguments.js';
 import { detectCommandSandbox, type CommandSandbox } from '../../src/sandbox/detect-sandbox.js';
 import { checkSandboxAdditions, SANDBOX_BIN } from '../../src/sandbox/sandbox-additions.js';
+import { SANDBOX_NODE_FOLDER } from '../../src/sandbox/service-node.js';
 import { capturingLogger, makeHome, silentLogger } from './sandbox-support.js';
 
 /** Whether bubblewrap runs here at all (it may be installed without user namespaces). */
@@ -126,7 +127,7 @@ describe.runIf(bwrapWorks)('a sandbox with additions', () => {
       timeoutMs: 10_000,
       signal: new AbortController().signal,
     });
-    expect(result.output).toBe(`hello from /opt/greeter/bin/greet.sh, given a b\n/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${SANDBOX_BIN}\nwrite=1\nreplace=2\ngreet.sh\n`);
+    expect(result.output).toBe(`hello from /opt/greeter/bin/greet.sh, given a b\n${SANDBOX_NODE_FOLDER}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${SANDBOX_BIN}\nwrite=1\nreplace=2\ngreet.sh\n`);
     expect(existsSync(path.join(tools.home, 'x'))).toBe(false);
   });
 });

@@ -226,9 +226,11 @@ export const REPOSITORY_ROOT = path.resolve(path.dirname(TEST_MCP_SERVER_SCRIPT)
 
 /**
  * The stdio server's launch settings. With `eventsFile`, the server appends each event
- * (`started slow`, `cancelled slow` …) as a line there, so a test can see what it saw.
+ * (`started slow`, `cancelled slow` …) as a line there, so a test can see what it saw. With
+ * `inSandbox`, it is started from a command in the sandbox (by mcporter), where the service's
+ * Node is `node` on PATH and this process's path to it may not exist.
  */
-export function stdioTestServer(options: { readonly eventsFile?: string } = {}): {
+export function stdioTestServer(options: { readonly eventsFile?: string; readonly inSandbox?: boolean } = {}): {
   transport: 'stdio';
   command: string;
   args: string[];
@@ -237,7 +239,7 @@ export function stdioTestServer(options: { readonly eventsFile?: string } = {}):
 } {
   return {
     transport: 'stdio',
-    command: process.execPath,
+    command: options.inSandbox === true ? 'node' : process.execPath,
     args: ['--import', 'tsx', TEST_MCP_SERVER_SCRIPT],
     cwd: REPOSITORY_ROOT,
     env: options.eventsFile === undefined ? {} : { MCP_TEST_EVENTS_FILE: options.eventsFile },

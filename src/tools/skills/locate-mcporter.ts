@@ -60,15 +60,16 @@ export async function locateMcporter(options: { readonly from?: string } = {}): 
 
 /**
  * The shell words that start mcporter from `run_command`: `mcporter` in a bubblewrap sandbox
- * (built with the install's additions), node and the CLI's host path when commands run on the
- * bare host, undefined when there is no sandbox or no mcporter.
+ * (built with the install's additions; its launcher runs the `node` first on PATH, the
+ * service's own), the service's Node and the CLI's host path when commands run on the bare
+ * host, undefined when there is no sandbox or no mcporter.
  */
 export function mcporterCommand(options: { readonly install: McporterInstall | undefined; readonly sandbox: CommandSandbox | undefined }): string | undefined {
   const { install, sandbox } = options;
   if (install === undefined || sandbox === undefined) return undefined;
   if (sandbox.kind === 'bubblewrap') return 'mcporter';
   // The bare host has the same address-space limit, and no launcher script to set the flag.
-  return `${process.allowedNodeEnvironmentFlags.has(WASM_FLAG) ? `NODE_OPTIONS=${WASM_FLAG} ` : ''}node ${shellQuote(install.cliPath)}`;
+  return `${process.allowedNodeEnvironmentFlags.has(WASM_FLAG) ? `NODE_OPTIONS=${WASM_FLAG} ` : ''}${shellQuote(process.execPath)} ${shellQuote(install.cliPath)}`;
 }
 
 async function readBin(packageFile: string): Promise<string | undefined> {

@@ -2,6 +2,7 @@ import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { locateMcporter, mcporterCommand, SANDBOX_NODE_MODULES } from '../../../src/tools/skills/locate-mcporter.js';
+import { shellQuote } from '../../../src/tools/skills/shell-quote.js';
 import { REPOSITORY_ROOT } from '../../support/mcp-test-server.js';
 import { idleSandbox, tempFolder } from './skill-test-kit.js';
 
@@ -52,7 +53,9 @@ describe('mcporterCommand', () => {
 
   it('is `mcporter` in a bubblewrap sandbox, the quoted CLI path on the bare host, and nothing without either', () => {
     expect(mcporterCommand({ install, sandbox: idleSandbox() })).toBe('mcporter');
-    expect(mcporterCommand({ install, sandbox: idleSandbox({ kind: 'unsafe-host', homeInside: undefined }) })).toBe("NODE_OPTIONS=--disable-wasm-trap-handler node '/srv/my app/node_modules/mcporter/dist/cli.js'");
+    expect(mcporterCommand({ install, sandbox: idleSandbox({ kind: 'unsafe-host', homeInside: undefined }) })).toBe(
+      `NODE_OPTIONS=--disable-wasm-trap-handler ${shellQuote(process.execPath)} '/srv/my app/node_modules/mcporter/dist/cli.js'`,
+    );
     expect(mcporterCommand({ install, sandbox: undefined })).toBeUndefined();
     expect(mcporterCommand({ install: undefined, sandbox: idleSandbox() })).toBeUndefined();
   });

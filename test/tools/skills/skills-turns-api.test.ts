@@ -50,7 +50,7 @@ describe('skills through the HTTP API', () => {
     );
     const mcpConfig = path.join(files.folder, 'mcp.json');
     // No events file: inside the sandbox the server could not write to this process's /tmp.
-    await writeFile(mcpConfig, JSON.stringify({ servers: { acme: stdioTestServer() } }));
+    await writeFile(mcpConfig, JSON.stringify({ servers: { acme: stdioTestServer({ inSandbox: true }) } }));
     runtime = await startTestRuntime({
       // The test server runs from this repository (node --import tsx …), so commands must see it, read-only.
       env: { SKILLS_DIR: skills, MCP_CONFIG_FILE: mcpConfig, SANDBOX_READ_ONLY_PATHS: REPOSITORY_ROOT },
