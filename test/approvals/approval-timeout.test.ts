@@ -22,16 +22,16 @@ describe('APPROVAL_TIMEOUT_MS', () => {
     try {
       const { stream, turnId } = await startStreamingTurn(runtime.baseUrl, turn('slow-approver'));
       const requested = JSON.parse((await stream.waitFor((message) => message.event === 'tool.approval_requested')).data);
-      const waitMs = Date.parse(requested.expiresAt) - Date.parse(requested.at);
-      expect(waitMs).toBeGreaterThan(200);
-      expect(waitMs).toBeLessThanOrEqual(300);
+      // The wait is APPROVAL_TIMEOUT_MS from when the call asked (checked exactly below, in the
+      // denial); the event is stamped when it is stored, which a loaded machine may do later.
+      expect(Date.parse(requested.expiresAt) - Date.parse(requested.at)).toBeLessThanOrEqual(300);
       await stream.ended;
       const events = eventsOf(stream);
       expectContiguousSeqs(events);
       expect(events.find((event) => event['type'] === 'tool.approval_decided')).toMatchObject({ decision: 'deny', reason: 'timeout' });
       const failed = events.find((event) => event['type'] === 'tool.failed');
       expect(failed).toMatchObject({ error: { code: 'denied' } });
-      expect(failed?.['output']).toContain('nobody approved this call within');
+      expect(failed?.['output']).toContain('nobody approved this call within 300 ms');
       expect(events.at(-1)).toMatchObject({ type: 'turn.completed', output: 'gave up' });
       const late = await decide(runtime.baseUrl, turnId, requested.callId, { decision: 'approve', argumentsHash: requested.argumentsHash });
       expect(late).toMatchObject({ status: 409, body: { error: { code: 'approval_not_pending' } } });
@@ -43,8 +43,9 @@ describe('APPROVAL_TIMEOUT_MS', () => {
   it('ends a wait that ran out while the service was down, once it is back', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'turn-runtime-timeout-'));
     folders.push(dataDir);
-    // The turn parks, and the service stops with it waiting.
-    const first = await startTestRuntime({ dataDir, env: { APPROVAL_TIMEOUT_MS: '1500' } });
+    // The turn parks, and the service stops with it waiting: 5 s is ample time to stop it before
+    // its own timer would end the wait, however loaded the machine.
+    const first = await startTestRuntime({ dataDir, env: { APPROVAL_TIMEOUT_MS: '5000' } });
     const { stream, turnId } = await startStreamingTurn(first.baseUrl, turn('down-approver'));
     const record = await waitForPending(first.baseUrl, turnId);
     stream.destroy();
@@ -53,7 +54,7 @@ describe('APPROVAL_TIMEOUT_MS', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) + 100));
 
     const restartedAt = new Date().toISOString();
-    const second = await startTestRuntime({ dataDir, env: { APPROVAL_TIMEOUT_MS: '1500' } });
+    const second = await startTestRuntime({ dataDir, env: { APPROVAL_TIMEOUT_MS: '5000' } });
     try {
       expect(await waitForEnd(second.baseUrl, turnId)).toMatchObject({ status: 'completed', output: 'gave up' });
       const events = await storedEvents(second.baseUrl, turnId);
@@ -65,5 +66,5 @@ describe('APPROVAL_TIMEOUT_MS', () => {
     } finally {
       await second.close();
     }
-  });
+  }, 60_000);
 });

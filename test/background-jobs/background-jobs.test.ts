@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-return -- the pollers hand back JSON answers, read loosely like the rest of these assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
+import { heldAnswer, startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 import { getJson, postJson, waitUntil } from '../support/wait-until.js';
 
@@ -21,7 +21,10 @@ describe('background jobs over HTTP (SQLite)', () => {
   const job = async (id: string) => (await getJson(`${runtime.baseUrl}/background-jobs/${id}`)).body;
 
   it('runs three turns because messages arrive while it runs, and completes with the last output', async () => {
-    provider.enqueue({ text: 'first pass done', headersDelayMs: 800 }, { text: 'second pass done', headersDelayMs: 800 }, { text: 'all done: 42' });
+    // The first two answers are held until the test has sent its message: it arrives while the
+    // turn runs, however slowly a loaded machine gets there.
+    const held = [heldAnswer(), heldAnswer()];
+    provider.enqueue({ text: 'first pass done', headersAfter: held[0]!.answered }, { text: 'second pass done', headersAfter: held[1]!.answered }, { text: 'all done: 42' });
     const created = await postJson(`${runtime.baseUrl}/background-jobs`, { agent, title: 'Count things', instructions: 'Count the widgets.', model: { name: 'fake-model' } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ agentId: 'researcher', title: 'Count things', status: 'running' });
@@ -29,8 +32,10 @@ describe('background jobs over HTTP (SQLite)', () => {
 
     await waitUntil('turn 1', async () => ((await job(id)).turns.length === 1 ? true : undefined));
     expect((await postJson(`${runtime.baseUrl}/background-jobs/${id}/messages`, { text: 'also count the gadgets' })).status).toBe(202);
+    held[0]!.answer();
     await waitUntil('turn 2', async () => ((await job(id)).turns.length === 2 ? true : undefined));
     expect((await postJson(`${runtime.baseUrl}/background-jobs/${id}/messages`, { text: 'and the gizmos' })).status).toBe(202);
+    held[1]!.answer();
 
     const done = await waitUntil('the end', async () => {
       const record = await job(id);

@@ -1,17 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { QuietSweep, type QuietEntry } from '../../src/concurrency/quiet-sweep.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const PERIOD_MS = 50;
 
-/** An entry that settles once `quietMs` have passed since it was made, spending `workMs` of CPU when it does. */
-function entry(options: { quietMs: number; workMs?: number; log?: string[]; name?: string }): QuietEntry & { settledAt: number | undefined; asked: number } {
-  const madeAt = performance.now();
+/**
+ * An entry that settles once it is `quiet` (from the start unless told), spending `workMs` of CPU
+ * when it does. The test says when it is quiet, so no verdict hangs on how late a timer ran.
+ */
+function entry(options: { quiet?: boolean; workMs?: number; log?: string[]; name?: string }): QuietEntry & { quiet: boolean; settledAt: number | undefined; asked: number } {
   return {
+    quiet: options.quiet ?? true,
     settledAt: undefined,
     asked: 0,
     settleIfQuiet(now) {
       this.asked += 1;
-      if (now - madeAt < options.quietMs) return false;
+      if (!this.quiet) return false;
       const until = performance.now() + (options.workMs ?? 0);
       while (performance.now() < until) {
         // busy, as deflating is
@@ -28,13 +32,13 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('a quiet sweep', () => {
   it('settles an entry once it is quiet, then asks it no more', async () => {
     const sweep = new QuietSweep({ periodMs: PERIOD_MS, sliceMs: 5 });
-    const quiet = entry({ quietMs: 2 * PERIOD_MS });
+    const quiet = entry({ quiet: false });
     sweep.watch(quiet);
-    await wait(PERIOD_MS * 1.5);
+    await waitUntil('a sweep to ask the entry', () => (quiet.asked >= 2 ? true : undefined));
     expect(quiet.settledAt).toBeUndefined();
-    expect(quiet.asked).toBeGreaterThanOrEqual(1);
-    await wait(PERIOD_MS * 2);
-    expect(quiet.settledAt).toBeDefined();
+    expect(sweep.size).toBe(1);
+    quiet.quiet = true;
+    await waitUntil('a sweep to settle the entry', () => quiet.settledAt);
     const asked = quiet.asked;
     expect(sweep.size).toBe(0);
     await wait(PERIOD_MS * 3);
@@ -43,20 +47,20 @@ describe('a quiet sweep', () => {
 
   it('leaves an unwatched entry alone', async () => {
     const sweep = new QuietSweep({ periodMs: PERIOD_MS, sliceMs: 5 });
-    const gone = entry({ quietMs: 0 });
-    const kept = entry({ quietMs: 0 });
+    const gone = entry({});
+    const kept = entry({});
     sweep.watch(gone);
     sweep.watch(kept);
     sweep.unwatch(gone);
-    await wait(PERIOD_MS * 3);
+    // The sweep that settles the one it watches has passed the other by.
+    await waitUntil('the watched entry to settle', () => kept.settledAt);
     expect(gone.asked).toBe(0);
-    expect(kept.settledAt).toBeDefined();
   });
 
   it('works in slices: other work runs between entries once a slice has used its time', async () => {
     const sweep = new QuietSweep({ periodMs: PERIOD_MS, sliceMs: 5 });
     const log: string[] = [];
-    const first = entry({ quietMs: 0, workMs: 8, log, name: 'a' });
+    const first = entry({ workMs: 8, log, name: 'a' });
     // While the first entry settles, something else asks for the event loop: it runs before the
     // next entry, not after the whole sweep.
     sweep.watch({
@@ -65,14 +69,22 @@ describe('a quiet sweep', () => {
         return first.settleIfQuiet(now);
       },
     });
-    for (const name of ['b', 'c']) sweep.watch(entry({ quietMs: 0, workMs: 8, log, name }));
-    await wait(PERIOD_MS * 3);
+    for (const name of ['b', 'c']) sweep.watch(entry({ workMs: 8, log, name }));
+    await waitUntil('every entry to settle', () => (log.includes('c') ? true : undefined));
     expect(log).toEqual(['a', 'other', 'b', 'c']);
   });
 
   it('visits entries watched while a sweep is under way', async () => {
     const sweep = new QuietSweep({ periodMs: PERIOD_MS, sliceMs: 1 });
-    const late = entry({ quietMs: 0 });
+    // Never quiet: asked once per sweep, it tells which sweep reached the late entry.
+    const counter = entry({ quiet: false });
+    let sweepOfLate: number | undefined;
+    const late: QuietEntry = {
+      settleIfQuiet: () => {
+        sweepOfLate ??= counter.asked;
+        return true;
+      },
+    };
     const log: string[] = [];
     sweep.watch({
       settleIfQuiet: () => {
@@ -85,8 +97,10 @@ describe('a quiet sweep', () => {
         return true;
       },
     });
-    await wait(PERIOD_MS * 1.5);
+    sweep.watch(counter);
+    await waitUntil('the late entry to settle', () => sweepOfLate);
+    sweep.unwatch(counter);
     expect(log).toEqual(['first']);
-    expect(late.settledAt).toBeDefined();
+    expect(sweepOfLate).toBe(1);
   });
 });

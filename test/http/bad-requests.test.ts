@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import path from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 
 const valid = { agent: { id: 'acme' }, input: 'hi', model: { script: [{ text: 'hello' }] } };
@@ -163,15 +164,16 @@ describe('operations and protection', () => {
   it('answers 503 overloaded when too many turns are in flight', async () => {
     const runtime = await startTestRuntime({ env: { MAX_CONCURRENT_TURNS: '1' } });
     try {
-      const slow = fetch(`${runtime.baseUrl}/turns`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ ...valid, model: { script: [{ text: 'slow', delayMs: 1_000 }] } }),
-      });
+      // In flight until cancelled below, however long the refusal takes on a loaded machine.
+      const slow = await openStream({ url: `${runtime.baseUrl}/turns`, body: { ...valid, model: { script: [{ text: 'slow', delayMs: 30_000 }] } } });
       await untilRunning(runtime, 1);
       const refused = await post(runtime, JSON.stringify(valid));
       expect(refused).toMatchObject({ status: 503, body: { error: { code: 'overloaded' } } });
-      expect((await slow).status).toBe(200);
+      // The one in flight goes on, untouched by the refusal.
+      const turnId = String(slow.response.headers['turn-id']);
+      expect((await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`))).status).toBe('running');
+      expect((await fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' })).status).toBe(202);
+      await slow.ended;
     } finally {
       await runtime.close();
     }

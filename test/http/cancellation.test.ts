@@ -3,8 +3,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf, openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { waitUntil } from '../support/wait-until.js';
 
-async function waitForStatus(runtime: TestRuntime, turnId: string, status: string, timeoutMs = 5_000): Promise<any> {
+async function waitForStatus(runtime: TestRuntime, turnId: string, status: string, timeoutMs = 15_000): Promise<any> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const record = await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
@@ -46,13 +47,13 @@ describe('cancellation', () => {
     });
     const turnId = String(stream.response.headers['turn-id']);
     await stream.waitFor((message) => message.event === 'tool.started');
-    // Give the sandbox a moment to have really started the command.
-    const deadline = performance.now() + 5_000;
+    // Wait until the sandbox has really started the command.
+    const deadline = performance.now() + 10_000;
     while ((await processesMatching(marker)).length === 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await processesMatching(marker)).length).toBeGreaterThan(0);
 
-    const vanishedAt = Date.now();
     stream.destroy();
+    // The command sleeps for most of an hour: only the departure can end the turn within the wait.
     const record = await waitForStatus(runtime, turnId, 'cancelled');
     expect(record.error).toMatchObject({ code: 'cancelled', reason: 'client_disconnected' });
 
@@ -63,14 +64,12 @@ describe('cancellation', () => {
     const failed = stored.events.find((event: { type: string }) => event.type === 'tool.failed');
     expect(failed).toMatchObject({ name: 'run_command', error: { code: 'aborted' } });
     expect(failed.error.message).toMatch(/^aborted after [\d.]+ m?s: the turn was cancelled$/);
-    // Generous bound for a shared machine; the benchmark measures the real latency.
-    expect(Date.parse(stored.events.at(-1).at) - vanishedAt).toBeLessThan(1_000);
     expect(types).not.toContain('message.completed');
 
-    const gone = performance.now() + 2_000;
+    const gone = performance.now() + 10_000;
     while ((await processesMatching(marker)).length > 0 && performance.now() < gone) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await processesMatching(marker)).toEqual([]);
-  });
+  }, 60_000);
 
   it('aborts the model call when the client disconnects while the model is thinking', async () => {
     const stream = await openStream({
@@ -80,7 +79,8 @@ describe('cancellation', () => {
     const turnId = String(stream.response.headers['turn-id']);
     await stream.waitFor((message) => message.event === 'turn.started');
     stream.destroy();
-    const record = await waitForStatus(runtime, turnId, 'cancelled', 2_000);
+    // Well before the model's 30 s delay would end the turn.
+    const record = await waitForStatus(runtime, turnId, 'cancelled');
     expect(record.error.reason).toBe('client_disconnected');
   });
 
@@ -143,24 +143,27 @@ describe('GET /turns/:id/events', () => {
   });
 
   it('tails a running turn live until its last event, and leaving it does not cancel the turn', async () => {
+    // The model thinks for 30 s: the turn is still running however slowly the watchers attach, and
+    // the test ends it with a cancel.
     const owner = await openStream({
       url: `${runtime.baseUrl}/turns`,
-      body: { agent: { id: 'tail' }, input: 'x', model: { script: [{ text: 'first', delayMs: 600 }] } },
+      body: { agent: { id: 'tail' }, input: 'x', model: { script: [{ text: 'first', delayMs: 30_000 }] } },
     });
     const turnId = String(owner.response.headers['turn-id']);
     await owner.waitFor((message) => message.event === 'turn.started');
 
     const watcher = await openStream({ url: `${runtime.baseUrl}/turns/${turnId}/events`, method: 'GET' });
     await watcher.waitFor((message) => message.event === 'turn.started');
-    expect(watcher.messages.some((message) => message.event === 'turn.completed')).toBe(false);
-    await watcher.ended;
-    expect(eventsOf(watcher)).toEqual(eventsOf(owner));
-    expect(watcher.messages.at(-1)?.event).toBe('turn.completed');
-
     const quitter = await openStream({ url: `${runtime.baseUrl}/turns/${turnId}/events`, method: 'GET' });
+    await quitter.waitFor((message) => message.event === 'turn.started');
     quitter.destroy();
-    await owner.ended;
-    expect(eventsOf(owner).at(-1)).toMatchObject({ type: 'turn.completed', output: 'first' });
+    await quitter.ended;
+    expect((await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`))).status).toBe('running');
+
+    expect((await fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' })).status).toBe(202);
+    await Promise.all([watcher.ended, owner.ended]);
+    expect(eventsOf(watcher)).toEqual(eventsOf(owner));
+    expect(eventsOf(watcher).at(-1)).toMatchObject({ type: 'turn.cancelled', reason: 'cancel_requested' });
   });
 
   it('refuses a malformed Last-Event-ID with 400', async () => {
@@ -172,12 +175,14 @@ describe('GET /turns/:id/events', () => {
   it('sends a ping comment while a turn is quiet', async () => {
     const quiet = await startTestRuntime({ env: { SSE_PING_MS: '50' } });
     try {
+      // Quiet for 30 s unless cancelled: the pings are waited for, not counted over a fixed time.
       const stream = await openStream({
         url: `${quiet.baseUrl}/turns`,
-        body: { agent: { id: 'quiet' }, input: 'x', model: { script: [{ text: 'ok', delayMs: 400 }] } },
+        body: { agent: { id: 'quiet' }, input: 'x', model: { script: [{ text: 'ok', delayMs: 30_000 }] } },
       });
+      await waitUntil('two pings', () => (stream.comments.filter((comment) => comment === ': ping').length >= 2 ? true : undefined), 15_000);
+      await fetch(`${quiet.baseUrl}/turns/${String(stream.response.headers['turn-id'])}/cancel`, { method: 'POST' });
       await stream.ended;
-      expect(stream.comments.filter((comment) => comment === ': ping').length).toBeGreaterThanOrEqual(2);
     } finally {
       await quiet.close();
     }

@@ -48,7 +48,8 @@ describe('a client that leaves before the first byte of the answer', () => {
     };
     await Promise.all(Array.from({ length: 30 }, (_, index) => postAndVanish(port, body, index % 3 === 0 ? 'application/json' : index % 3 === 1 ? 'text/event-stream' : 'application/x-ndjson')));
 
-    const deadline = performance.now() + 10_000;
+    // Generous for a loaded machine, and still well before the 30 s the turns would think.
+    const deadline = performance.now() + 20_000;
     let records: { status: string }[];
     for (;;) {
       const read = (turnId: string): Promise<{ status: string }> => fetch(`${runtime.baseUrl}/turns/${turnId}`).then(readJson) as Promise<{ status: string }>;
@@ -61,10 +62,10 @@ describe('a client that leaves before the first byte of the answer', () => {
     for (const record of records) expect(record).toMatchObject({ status: 'cancelled', error: { reason: 'client_disconnected' } });
     // The slot is given back just after the turn's end is stored (a reader may see the record first).
     let running: unknown;
-    for (const until = performance.now() + 5_000; performance.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    for (const until = performance.now() + 10_000; performance.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) {
       running = (await readJson(await fetch(`${runtime.baseUrl}/readyz`))).runningTurns;
       if (running === 0) break;
     }
     expect(running).toBe(0);
-  }, 30_000);
+  }, 60_000);
 });

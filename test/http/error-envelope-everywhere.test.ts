@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../support/raw-http.js';
 import { eventsOf, openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const valid = { agent: { id: 'acme' }, input: 'hi', model: { script: [{ text: 'hello' }] } };
 
@@ -100,15 +101,16 @@ describe('the rate limit', () => {
 
 describe('while the server drains (app.close in progress)', () => {
   it('keeps /healthz 200 and reads of running turns working; every other route is 503 shutting_down in the envelope', async () => {
-    const runtime = await startTestRuntime({ env: { SHUTDOWN_GRACE_MS: '5000' } });
-    const owner = await openStream({ url: `${runtime.baseUrl}/turns`, body: { ...valid, model: { script: [{ text: 'finished while draining', delayMs: 1_500 }] } } });
+    // The turn thinks for 5 s, ample time for the checks below while it still runs on a loaded
+    // machine, and ends well within the 20 s grace.
+    const runtime = await startTestRuntime({ env: { SHUTDOWN_GRACE_MS: '20000' } });
+    const owner = await openStream({ url: `${runtime.baseUrl}/turns`, body: { ...valid, model: { script: [{ text: 'finished while draining', delayMs: 5_000 }] } } });
     const turnId = String(owner.response.headers['turn-id']);
     await owner.waitFor((message) => message.event === 'turn.started');
     const closing = runtime.close();
     try {
       // preClose has begun: the service is draining, the server still listens.
-      for (let attempt = 0; attempt < 200 && !runtime.service.draining; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-      expect(runtime.service.draining).toBe(true);
+      await waitUntil('the service to drain', () => (runtime.service.draining ? true : undefined));
 
       expect((await fetch(`${runtime.baseUrl}/healthz`)).status).toBe(200);
       const ready = await fetch(`${runtime.baseUrl}/readyz`);

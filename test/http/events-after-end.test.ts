@@ -68,10 +68,13 @@ describe('GET /turns/:id/events after the end of the turn', () => {
   });
 
   it('ends the stream of a running turn at its end even when Last-Event-ID is past everything it will send', async () => {
-    const owner = await openStream({ url: `${runtime.baseUrl}/turns`, body: { agent: { id: 'ahead' }, input: 'x', model: { script: [{ text: 'soon', delayMs: 300 }] } } });
+    // Running until cancelled below: the reader attaches to a running turn however slowly it gets there.
+    const owner = await openStream({ url: `${runtime.baseUrl}/turns`, body: { agent: { id: 'ahead' }, input: 'x', model: { script: [{ text: 'soon', delayMs: 30_000 }] } } });
     const running = String(owner.response.headers['turn-id']);
     await owner.waitFor((message) => message.event === 'turn.started');
     const ahead = await openStream({ url: `${runtime.baseUrl}/turns/${running}/events`, method: 'GET', headers: { 'last-event-id': '1000' } });
+    expect(ahead.response.statusCode).toBe(200);
+    expect((await fetch(`${runtime.baseUrl}/turns/${running}/cancel`, { method: 'POST' })).status).toBe(202);
     await Promise.all([owner.ended, ahead.ended]);
     expect(ahead.messages).toEqual([]);
     expect(ahead.retries).toEqual(['3000']);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf, openStream, type OpenStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { waitUntil } from '../support/wait-until.js';
 
 /** `multitask` on one process with its SQLite store: how turns of one agent share its home. */
 describe('several turns of one agent', () => {
@@ -25,7 +26,8 @@ describe('several turns of one agent', () => {
   const cancel = (turnId: string) => fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' });
 
   it('queues turns of a busy agent by default, numbers their places, keeps their streams open with pings and runs them in order', async () => {
-    const first = await start(shortTurn('fifo', { model: { script: [{ text: 'first', delayMs: 400 }] } }));
+    // The first turn runs until the test cancels it, so the others are queued however slowly they arrive.
+    const first = await start(longTurn('fifo'));
     await first.stream.waitFor((message) => message.event === 'turn.started');
     const second = await start(shortTurn('fifo'));
     const third = await start(shortTurn('fifo'));
@@ -33,9 +35,11 @@ describe('several turns of one agent', () => {
     expect(JSON.parse((await second.stream.waitFor((message) => message.event === 'turn.queued')).data)).toMatchObject({ type: 'turn.queued', seq: 1, position: 1 });
     expect(JSON.parse((await third.stream.waitFor((message) => message.event === 'turn.queued')).data)).toMatchObject({ position: 2 });
     expect(await record(third.turnId)).toMatchObject({ status: 'queued', queuedAt: expect.any(String), finishedAt: null });
+    await waitUntil('a ping to the queued stream', () => (second.stream.comments.includes(': ping') ? true : undefined));
+    expect(second.stream.messages.map((message) => message.event)).toEqual(['turn.queued']);
+    await cancel(first.turnId);
 
     await Promise.all([first.stream.ended, second.stream.ended, third.stream.ended]);
-    expect(second.stream.comments).toContain(': ping');
     const started = (entry: { stream: OpenStream }) => String(eventsOf(entry.stream).find((event) => event['type'] === 'turn.started')?.['at']);
     const ended = (entry: { stream: OpenStream }) => String(eventsOf(entry.stream).at(-1)?.['at']);
     expect(started(second) >= ended(first)).toBe(true);
@@ -45,7 +49,12 @@ describe('several turns of one agent', () => {
   });
 
   it('never lets two queued turns of an agent interleave in its home', async () => {
-    const turns = await Promise.all(
+    // A turn of the agent runs until the six have been answered or queued: which of them wait is
+    // then decided by the queue alone, not by how fast a loaded machine runs the first of them.
+    const blocker = await start(longTurn('one-home'));
+    await blocker.stream.waitFor((message) => message.event === 'turn.started');
+    let refused = 0;
+    const answers = Promise.all(
       Array.from({ length: 6 }, (_unused, index) =>
         post(
           {
@@ -60,23 +69,33 @@ describe('several turns of one agent', () => {
             },
           },
           'application/json',
-        ).then(readJson),
+        )
+          .then((response) => {
+            if (response.status === 409) refused += 1;
+            return response;
+          })
+          .then(readJson),
       ),
     );
-    // AGENT_QUEUE_LIMIT is 2: of six at once, one runs, two wait, three are refused.
+    // AGENT_QUEUE_LIMIT is 2: of six while the agent is busy, two wait, four are refused.
+    await waitUntil('four refusals', () => (refused === 4 ? true : undefined));
+    await cancel(blocker.turnId);
+    const turns = await answers;
     const ran = turns.filter((turn) => turn.status === 'completed');
-    expect(ran.length).toBe(3);
-    expect(turns.filter((turn) => turn.error?.code === 'agent_busy')).toHaveLength(3);
+    expect(ran.length).toBe(2);
+    expect(turns.filter((turn) => turn.error?.code === 'agent_busy')).toHaveLength(4);
     for (const [index, turn] of turns.entries()) {
       if (turn.status !== 'completed') continue;
       const read = turn.events.find((event: { name?: string; type: string }) => event.type === 'tool.completed' && event.name === 'read_file');
       // Each turn reads back exactly what it wrote: no other turn wrote in between.
       expect(read.output).toContain(`turn ${index}`);
     }
+    await blocker.stream.ended;
   });
 
   it('cancels a queued turn before it starts: no turn.started, and the next one runs', async () => {
-    const running = await start(shortTurn('cancel-queued', { model: { script: [{ text: 'first', delayMs: 500 }] } }));
+    // Runs until cancelled below, so the two after it are queued however slowly they arrive.
+    const running = await start(longTurn('cancel-queued'));
     await running.stream.waitFor((message) => message.event === 'turn.started');
     const doomed = await start(shortTurn('cancel-queued'));
     const next = await start(shortTurn('cancel-queued'));
@@ -87,6 +106,8 @@ describe('several turns of one agent', () => {
     await doomed.stream.ended;
     expect(eventsOf(doomed.stream).map((event) => event['type'])).toEqual(['turn.queued', 'turn.cancelled']);
     expect((await cancel(doomed.turnId)).status).toBe(409);
+    expect(await record(next.turnId)).toMatchObject({ status: 'queued' });
+    await cancel(running.turnId);
     await next.stream.ended;
     expect(eventsOf(next.stream).at(-1)).toMatchObject({ type: 'turn.completed', output: 'done' });
     await running.stream.ended;

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
+import { waitUntil } from '../support/wait-until.js';
 
 async function runTurn(runtime: TestRuntime, body: Record<string, unknown>): Promise<any> {
   const response = await fetch(`${runtime.baseUrl}/turns`, {
@@ -114,8 +115,9 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
     expect(provider.requests.length - before).toBe(1);
   });
 
-  it('aborts the provider request within moments when the client disconnects mid-stream', async () => {
+  it('aborts the provider request when the client disconnects mid-stream', async () => {
     const disconnectsBefore = provider.disconnects.length;
+    // The provider never ends this answer: only the client's departure can close its request.
     provider.enqueue({ text: ['Thinking', ' very', ' slowly'], hang: true });
     const stream = await openStream({
       url: `${runtime.baseUrl}/turns`,
@@ -123,17 +125,13 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
     });
     await stream.waitFor((message) => message.event === 'message.delta');
     const turnId = String(stream.response.headers['turn-id']);
-    const vanished = performance.now();
     stream.destroy();
     const gone = await provider.waitForDisconnect(disconnectsBefore + 1);
-    const { atMs } = await gone.ended;
-    expect(atMs - vanished).toBeLessThan(1_000);
-    let record;
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      record = await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
-      if (record.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    expect((await gone.ended).how).toBe('client-disconnected');
+    const record = await waitUntil('the turn to end', async () => {
+      const current = (await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`))) as Record<string, unknown>;
+      return current['status'] === 'running' ? undefined : current;
+    });
     expect(record).toMatchObject({ status: 'cancelled', error: { reason: 'client_disconnected' } });
   });
 
@@ -152,19 +150,17 @@ describe('turns against an OpenAI Responses provider (real HTTP, SSE)', () => {
     socket.on('data', (chunk: string) => {
       received += chunk;
     });
-    for (let waited = 0; !received.includes('event: message.delta') && waited < 5000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitUntil('the first message.delta', () => (received.includes('event: message.delta') ? true : undefined));
     const turnId = /turn-id: (\S+)/i.exec(received)?.[1] ?? '';
     expect(turnId).not.toBe('');
     // Our side only: the socket stays open for reading, as a client that sent all it meant to would leave it.
     socket.end();
     const gone = await provider.waitForDisconnect(disconnectsBefore + 1);
     expect((await gone.ended).how).toBe('client-disconnected');
-    let record;
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      record = await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`));
-      if (record.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const record = await waitUntil('the turn to end', async () => {
+      const current = (await readJson(await fetch(`${runtime.baseUrl}/turns/${turnId}`))) as Record<string, unknown>;
+      return current['status'] === 'running' ? undefined : current;
+    });
     socket.destroy();
     expect(record).toMatchObject({ status: 'cancelled', error: { reason: 'client_disconnected' } });
   });

@@ -106,15 +106,18 @@ describe('POST /turns with the scripted model', () => {
   });
 
   it('flushes each event when it happens, not at the end', async () => {
+    // The model thinks for 30 s: turn.started arrives while the turn still runs, however loaded
+    // the machine; the cancel then ends it.
     const stream = await openStream({
       url: `${runtime.baseUrl}/turns`,
-      body: { agent: { id: 'slow' }, input: 'wait', model: { script: [{ text: 'thinking', delayMs: 1_500 }] } },
+      body: { agent: { id: 'slow' }, input: 'wait', model: { script: [{ text: 'thinking', delayMs: 30_000 }] } },
     });
-    const started = await stream.waitFor((message) => message.event === 'turn.started', 1_000);
+    const started = await stream.waitFor((message) => message.event === 'turn.started');
     expect(started).toBeDefined();
-    expect(stream.messages.some((message) => message.event === 'turn.completed')).toBe(false);
+    expect(stream.messages.map((message) => message.event)).toEqual(['turn.started']);
+    expect((await fetch(`${runtime.baseUrl}/turns/${String(stream.response.headers['turn-id'])}/cancel`, { method: 'POST' })).status).toBe(202);
     await stream.ended;
-    expect(stream.messages.at(-1)?.event).toBe('turn.completed');
+    expect(stream.messages.at(-1)?.event).toBe('turn.cancelled');
   });
 
   it('shows what was assembled, with the provider tools exactly as sent', async () => {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { openStream } from '../support/sse-client.js';
 import { readJson, startTestRuntime } from '../support/test-runtime.js';
+import { waitUntil } from '../support/wait-until.js';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -76,8 +77,12 @@ describe('what a turn record keeps when the turn does not end well', () => {
     });
     const turnId = String(stream.response.headers['turn-id']);
     await provider.waitForRequest(3);
-    // The third model call hangs: give the second round's progress its flush, then kill.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The third model call hangs: kill once the second round's progress is in the store (the
+    // record is read from it), however long a loaded machine takes to write it.
+    await waitUntil('the second round stored', async () => {
+      const record = await readJson(await fetch(`http://127.0.0.1:${port}/turns/${turnId}`));
+      return record.iterations === 2 && record.usage.inputTokens === 320 ? true : undefined;
+    });
     child.kill('SIGKILL');
     await exited;
     stream.destroy();

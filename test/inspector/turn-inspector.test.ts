@@ -188,12 +188,14 @@ describe('the turn inspector in a real headless Chromium', () => {
   }, 60_000);
 
   it('follows a live turn to its end without a reload', async () => {
+    // The first model call takes 5 s: the page is open while the turn runs, however slowly a
+    // loaded machine opens it.
     const stream = await openStream({
       url: `${runtime.baseUrl}/turns`,
       body: {
         agent: { id: 'inspect-live', tools: { computer: true } },
         input: 'slowly',
-        model: { script: [{ delayMs: 1_500, calls: [{ name: 'list_files', arguments: {} }] }, { text: 'done', delayMs: 500 }] },
+        model: { script: [{ delayMs: 5_000, calls: [{ name: 'list_files', arguments: {} }] }, { text: 'done', delayMs: 500 }] },
       },
     });
     const turnId = String(stream.response.headers['turn-id']);
@@ -201,7 +203,7 @@ describe('the turn inspector in a real headless Chromium', () => {
     try {
       await page.goto(`${runtime.baseUrl}/ui/turns/${turnId}`);
       await page.waitForSelector('#timeline[data-turn-status="running"] .bar-model.bar-running');
-      await page.waitForSelector('#timeline[data-turn-status="completed"]', { timeout: 10_000 });
+      await page.waitForSelector('#timeline[data-turn-status="completed"]');
       const bars = await barsOf(page);
       expect(bars.map((bar) => [bar.kind, bar.status])).toEqual([
         ['model', 'completed'],

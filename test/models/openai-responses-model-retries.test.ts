@@ -5,6 +5,12 @@ import { ModelError } from '../../src/models/model-client.js';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { createTestModel, respondCollecting, testApiKey } from './model-test-kit.js';
 
+/**
+ * The idle timeout of the tests that need one: short enough to wait for, and far longer than a
+ * loaded machine needs between two parts of a local answer, so only the provider's hang trips it.
+ */
+const IDLE_TIMEOUT_MS = 2_000;
+
 describe('OpenAI Responses model: retries', () => {
   let provider: FakeResponsesProvider;
   beforeEach(async () => {
@@ -146,7 +152,7 @@ describe('OpenAI Responses model: retries', () => {
 
   it('times out a request that hangs before any output and retries it', async () => {
     provider.enqueue({ text: 'never', hang: { afterEvents: 2 } }, { text: 'Second try.' });
-    const { model } = createTestModel(provider, { requestTimeoutMs: 250 });
+    const { model } = createTestModel(provider, { requestTimeoutMs: IDLE_TIMEOUT_MS });
 
     const { response } = await respondCollecting(model);
 
@@ -155,8 +161,8 @@ describe('OpenAI Responses model: retries', () => {
   });
 
   it('times out a request whose headers never come, and retries it', async () => {
-    provider.enqueue({ text: 'late', headersDelayMs: 5_000 }, { text: 'On time.' });
-    const { model } = createTestModel(provider, { requestTimeoutMs: 250 });
+    provider.enqueue({ text: 'late', headersDelayMs: 30_000 }, { text: 'On time.' });
+    const { model } = createTestModel(provider, { requestTimeoutMs: IDLE_TIMEOUT_MS });
 
     const { response } = await respondCollecting(model);
 
@@ -166,7 +172,7 @@ describe('OpenAI Responses model: retries', () => {
 
   it('does not retry a request that hangs after text was forwarded', async () => {
     provider.enqueue({ text: 'Started but', hang: true }, { text: 'must not be fetched' });
-    const { model } = createTestModel(provider, { requestTimeoutMs: 250 });
+    const { model } = createTestModel(provider, { requestTimeoutMs: IDLE_TIMEOUT_MS });
 
     await expect(respondCollecting(model)).rejects.toThrow(/timed out.*after output had started/);
     expect(provider.requestCount).toBe(1);
@@ -184,7 +190,7 @@ describe('OpenAI Responses model: retries', () => {
 
   it('keeps a whole response whose stream stays open after the terminal event', async () => {
     provider.enqueue({ text: 'All here.', hang: { afterEvents: 1_000 } }, { text: 'must not be fetched' });
-    const { model } = createTestModel(provider, { requestTimeoutMs: 250 });
+    const { model } = createTestModel(provider, { requestTimeoutMs: IDLE_TIMEOUT_MS });
 
     const { response } = await respondCollecting(model);
 

@@ -89,6 +89,6 @@ describe('detectCommandSandbox', () => {
     expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 2)).toBe(true);
     controller.abort();
     expect((await running)?.status).toBe('aborted');
-    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 2_000)).toBe(true);
+    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 10_000)).toBe(true);
   });
 });

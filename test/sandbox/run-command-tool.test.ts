@@ -187,9 +187,11 @@ describe.runIf(sandbox !== undefined)('run_command in the real sandbox', () => {
   });
 
   it('throws a timeout with the truthful phrase and the output so far', async () => {
-    const tool = createRunCommandTool({ home, sandbox: box, settings: { defaultTimeoutMs: 300, maxTimeoutMs: 400 } });
+    // Asked for 60 s, held to the 3 s maximum: ample time, on a loaded machine too, for the
+    // sandbox to start and echo before the timer (which runs from the spawn) fires.
+    const tool = createRunCommandTool({ home, sandbox: box, settings: { defaultTimeoutMs: 2_000, maxTimeoutMs: 3_000 } });
     await expect(call(tool, { command: 'echo waiting; sleep 30', timeout_ms: 60_000 })).rejects.toThrow(
-      /^The command timed out after 400 ms, killed\. Output before it was killed:\nwaiting\n/,
+      /^The command timed out after 3 s, killed\. Output before it was killed:\nwaiting\n/,
     );
   });
 

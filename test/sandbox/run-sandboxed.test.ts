@@ -169,7 +169,7 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
     expect(result.summary).toMatch(/^exited with code 3 after/);
   });
 
-  it('is killed within 200 ms of the abort, with nothing of it left', async () => {
+  it('is killed on the abort, long before its sleep would end, with nothing of it left', async () => {
     const marker = `30.${String(Math.floor(Math.random() * 1e6))}`;
     const controller = new AbortController();
     const running = box.run({ command: `echo started; sleep ${marker}`, home, timeoutMs: 60_000, signal: controller.signal });
@@ -181,10 +181,12 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
     const result = await running;
     const settledMs = performance.now() - abortedAt;
 
-    expect(settledMs).toBeLessThan(200);
+    // Not a latency measurement (a loaded machine may take a while): the run ends because of the
+    // abort, not when its 30 s sleep or its 60 s timeout would have ended it.
+    expect(settledMs).toBeLessThan(15_000);
     expect(result).toMatchObject({ status: 'aborted', exitCode: null, signal: 'SIGKILL', output: 'started\n' });
     expect(result.summary).toMatch(/^aborted after \d+(\.\d)? m?s: the turn was cancelled$/);
-    expect(await eventually(() => pids.every((pid) => !existsSync(`/proc/${String(pid)}`)), 2_000)).toBe(true);
+    expect(await eventually(() => pids.every((pid) => !existsSync(`/proc/${String(pid)}`)), 10_000)).toBe(true);
   });
 
   it('says why it was aborted when the signal carries a reason, and does not start when already aborted', async () => {
@@ -204,16 +206,18 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
 
   it('is killed and reported when it times out', async () => {
     const marker = `31.${String(Math.floor(Math.random() * 1e6))}`;
-    const result = await box.run({ command: `echo before; sleep ${marker}`, home, timeoutMs: 300, signal: never });
-    expect(result).toMatchObject({ status: 'timed-out', exitCode: null, signal: 'SIGKILL', summary: 'timed out after 300 ms, killed', output: 'before\n' });
-    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 2_000)).toBe(true);
+    // The timer runs from the spawn: 3 s leaves a loaded machine ample time to start the sandbox
+    // and echo before it fires, so the output kept from before the kill is always there.
+    const result = await box.run({ command: `echo before; sleep ${marker}`, home, timeoutMs: 3_000, signal: never });
+    expect(result).toMatchObject({ status: 'timed-out', exitCode: null, signal: 'SIGKILL', summary: 'timed out after 3 s, killed', output: 'before\n' });
+    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 10_000)).toBe(true);
   });
 
   it('ends background processes with the command', async () => {
     const marker = `32.${String(Math.floor(Math.random() * 1e6))}`;
     const result = await box.run({ command: `(setsid sleep ${marker} > /dev/null 2>&1 &); sleep ${marker} > /dev/null 2>&1 & echo spawned`, home, timeoutMs: 10_000, signal: never });
     expect(result.output).toBe('spawned\n');
-    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 2_000)).toBe(true);
+    expect(await eventually(async () => (await hostPidsWith(`sleep\0${marker}`)).length === 0, 10_000)).toBe(true);
   });
 
   it('keeps the head and tail of huge output within the limit, without growing the service’s memory', async () => {
@@ -238,8 +242,6 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
     expect(peak - baseline).toBeLessThan(150 * 1024 * 1024);
   });
 
-  // Under load the bomb may not ramp up past 10 processes within its 2 s; retried until its
-  // verdict stops depending on the machine's load, so a loaded CI machine does not fail at random.
   it('contains a fork bomb: the call returns, the host can still start processes, nothing survives', { timeout: 40_000 }, async () => {
     const marker = uniqueMarker('bomb');
     let peakProcesses = 0;
@@ -272,14 +274,14 @@ describe.runIf(sandbox !== undefined)('a command in the bubblewrap sandbox', () 
     expect(hostStartsAtPeak).toBeGreaterThanOrEqual(3);
     expect(peakProcesses).toBeGreaterThan(10);
     expect(peakProcesses).toBeLessThanOrEqual(limits.maxProcesses);
-    expect(await eventually(async () => (await hostPidsWith(marker)).length === 0, 5_000)).toBe(true);
+    expect(await eventually(async () => (await hostPidsWith(marker)).length === 0, 10_000)).toBe(true);
   });
 
   it('contains a fork bomb written for dash too', async () => {
     const marker = uniqueMarker('dashbomb');
     const result = await box.run({ command: `sleep 30 & b(){ b|b& }; b; wait # ${marker}`, home, timeoutMs: 1_500, signal: never });
     expect(result.status).toBe('timed-out');
-    expect(await eventually(async () => (await hostPidsWith(marker)).length === 0, 5_000)).toBe(true);
+    expect(await eventually(async () => (await hostPidsWith(marker)).length === 0, 10_000)).toBe(true);
   });
 
   it.runIf(existsSync('/usr/bin/python3'))('stops a single process from taking more memory than its limit', async () => {

@@ -43,7 +43,7 @@ export async function hostPidsWith(marker: string): Promise<number[]> {
 }
 
 /** Polls until `check` is true or `timeoutMs` passes; returns the last answer. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;

@@ -75,7 +75,9 @@ describe('schedules over HTTP (SQLite)', () => {
 
     const paused = await postJson(`${runtime.baseUrl}/schedules/${id}/pause`);
     expect(paused.body).toMatchObject({ status: 'paused', nextFireAt: null });
-    await pause(300);
+    // No fire is claimed once paused; one claimed just before may still be starting its turn:
+    // waited for, however long a loaded machine takes, and then nothing more may start.
+    await waitUntil('the fires claimed before the pause to start', async () => ((await schedule(id)).fires as Fire[]).every((fire) => fire.outcome !== 'starting') ? true : undefined);
     const countWhilePaused = turnsOf(id);
     await pause(2_200);
     expect(turnsOf(id)).toBe(countWhilePaused);
@@ -93,10 +95,11 @@ describe('schedules over HTTP (SQLite)', () => {
 
     const deleted = await fetch(`${runtime.baseUrl}/schedules/${id}`, { method: 'DELETE' });
     expect(deleted.status).toBe(204);
-    await pause(300);
+    // A fire claimed just before the delete may still start its turn (its record went with the
+    // schedule, so it cannot be waited for); overlap "skip" allows one such at a time. None after.
     const countAfterDelete = turnsOf(id);
-    await pause(2_000);
-    expect(turnsOf(id)).toBe(countAfterDelete);
+    await pause(3_000);
+    expect(turnsOf(id)).toBeLessThanOrEqual(countAfterDelete + 1);
     const gone = await getJson(`${runtime.baseUrl}/schedules/${id}`);
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('schedule_not_found');

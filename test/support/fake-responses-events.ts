@@ -39,6 +39,8 @@ export interface FakeStreamStep {
   readonly eventDelayMs?: number;
   /** Pause before the response headers. */
   readonly headersDelayMs?: number;
+  /** Holds the response headers until this settles: a model that answers when the test says so. */
+  readonly headersAfter?: PromiseLike<unknown>;
   /**
    * Stop after `afterEvents` events (`true`: everything but the terminal event) and then:
    * `hang` keeps the stream open until the client goes away, `destroy` destroys the socket,

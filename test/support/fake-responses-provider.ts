@@ -91,6 +91,13 @@ export interface FakeResponsesProviderOptions {
   readonly keepAliveTimeoutMs?: number;
 }
 
+/** An answer the test lets go: give `answered` as a step's `headersAfter`, then call `answer`. */
+export function heldAnswer(): { readonly answered: Promise<void>; readonly answer: () => void } {
+  let answer: () => void = () => undefined;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  return { answered, answer };
+}
+
 interface Waiter {
   readonly count: number;
   readonly resolve: (request: FakeRequest) => void;
@@ -199,8 +206,12 @@ export async function startFakeResponsesProvider(options: FakeResponsesProviderO
         newId,
       });
       const stream = (): void => { streamFrames(res, `req_${responseId}`, step, frames, later, destroy); };
-      if (step.headersDelayMs === undefined) stream();
-      else later(step.headersDelayMs, stream);
+      const answer = (): void => {
+        if (step.headersDelayMs === undefined) stream();
+        else later(step.headersDelayMs, stream);
+      };
+      if (step.headersAfter === undefined) answer();
+      else void Promise.resolve(step.headersAfter).then(() => { if (!res.destroyed && !closing) answer(); });
     }
   };
 

@@ -1,5 +1,5 @@
-/** Polls `GET /turns/:id` until the turn has `status`; fails after `timeoutMs`. */
-export async function waitForTurnStatus(runtime: { baseUrl: string; token?: string }, turnId: string, status: string, timeoutMs = 5_000): Promise<Record<string, unknown>> {
+/** Polls `GET /turns/:id` until the turn has `status`; fails after `timeoutMs` (ample for a loaded machine). */
+export async function waitForTurnStatus(runtime: { baseUrl: string; token?: string }, turnId: string, status: string, timeoutMs = 15_000): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const response = await fetch(`${runtime.baseUrl}/turns/${turnId}`, { headers: authHeaders(runtime) });

@@ -26,12 +26,14 @@ describe.each([
     const schema = schemas[0];
     const runtime = postgres && schema !== undefined ? await schema.whileSchemasAreStable(() => startTestRuntime({ env })) : await startTestRuntime({ env });
     runtimes.push(runtime);
+    // Each task thinks for 500 ms, so tasks started together overlap even when a loaded machine
+    // starts them some way apart.
     const started = await postWorkflow(runtime.baseUrl, {
       title: 'Fan out',
       script: FAN_OUT_SCRIPT,
       args: { items },
       concurrency: 3,
-      model: { tasks: { '*': submitting('found {{label}}', 150), tail2: submitting('{{prompt}}!') } },
+      model: { tasks: { '*': submitting('found {{label}}', 500), tail2: submitting('{{prompt}}!') } },
     });
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ status: 'running', concurrency: 3, maxAgentCalls: 256 });
@@ -50,5 +52,5 @@ describe.each([
     const started1 = events.find((event) => event.type === 'task.started');
     const turn = await (await fetch(`${runtime.baseUrl}/turns/${started1.turnId}`)).json();
     expect(turn).toMatchObject({ kind: 'workflow_task', status: 'completed' });
-  });
+  }, 60_000);
 });
