@@ -3,10 +3,8 @@
 # Build: install every dependency, compile TypeScript, then keep production dependencies only.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 ships prebuilt binaries; the toolchain is the fallback when none matches.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+# No toolchain: the native modules (better-sqlite3, koffi, fs-native-extensions) ship prebuilt
+# binaries for linux-x64 and linux-arm64 glibc inside their npm packages, so `npm ci` compiles nothing.
 COPY package.json package-lock.json ./
 # npm ci runs it first (preinstall): it refuses a Node the service does not support.
 COPY scripts/check-node.mjs ./scripts/
