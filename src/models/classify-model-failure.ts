@@ -58,7 +58,7 @@ export function classifyModelFailure(error: unknown, options: ClassifyModelFailu
   return { error: new ModelError(message, { cause: error }), retryable: !outputForwarded };
 }
 
-/** What fetch says of a redirect answer to a request sent with `redirect: 'error'` (undici's words, on Node 20 and 24). */
+/** What fetch says of a redirect answer to a request sent with `redirect: 'error'` (undici's words, on Node 22, 24 and 26). */
 const REDIRECT_REFUSED = /unexpected redirect/i;
 
 /** Narrows to `APIError` with its declared field types (`instanceof` yields `any` generics). */

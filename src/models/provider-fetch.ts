@@ -83,7 +83,9 @@ export function providerRequestBody(body: EncodedBody): ReadableStream<Uint8Arra
  * to the global `fetch` unchanged.
  */
 export function createProviderFetch(options: { readonly dispatcher?: Dispatcher } = {}): typeof fetch {
-  const dispatcher = options.dispatcher ?? new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  // HTTP/1.1 as before undici 8, which offers HTTP/2 to TLS servers by default: one pool of
+  // connections per origin is what the benchmarks measure; HTTP/2 would be a change of its own.
+  const dispatcher = options.dispatcher ?? new Agent({ headersTimeout: 0, bodyTimeout: 0, allowH2: false });
   return async (input, init) => {
     const given = init?.body ?? undefined;
     const source = given instanceof ReadableStream ? pendingBodies.get(given) : undefined;
