@@ -1,5 +1,5 @@
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { BatchSpanProcessor, ConsoleSpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, ConsoleSpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/config.js';
 import { createGenAiTracing } from './genai-tracing.js';
 import type { Observability } from './observability.js';
@@ -32,6 +32,6 @@ export function createObservability(options: {
 }
 
 function exportingProcessor(settings: NonNullable<Config['observability']['tracing']>): SpanProcessor {
-  if (settings.exporter === 'console') return new BatchSpanProcessor(new ConsoleSpanExporter());
-  return new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url, headers: { ...settings.headers } }));
+  if (settings.exporter === 'console') return new BatchSpanProcessor({ exporter: new ConsoleSpanExporter() });
+  return new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: settings.url, headers: { ...settings.headers } }) });
 }

@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, defaultTextMapGetter, defaultTextMapSetter, trace, type C
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 
 /**
  * Tracing for turns, when it is on: a tracer from a provider this runtime owns (nothing is
@@ -33,7 +33,7 @@ export function createGenAiTracing(options: {
   readonly serviceVersion: string;
   readonly captureContent: boolean;
 }): GenAiTracing {
-  const provider = new NodeTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': options.serviceVersion }),
     spanProcessors: [...options.spanProcessors],
   });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { openStream } from '../support/sse-client.js';
@@ -32,7 +32,7 @@ describe('OpenTelemetry GenAI traces', () => {
     provider = await startFakeResponsesProvider();
     runtime = await startTestRuntime({
       env: { OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test-secret', MODEL_MAX_RETRIES: '2' },
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
   });
   beforeEach(() => {
@@ -185,7 +185,7 @@ describe('OpenTelemetry GenAI traces', () => {
 describe('OpenTelemetry content capture', () => {
   it('puts messages, arguments and results on spans only with OTEL_GENAI_CAPTURE_CONTENT=true', async () => {
     const exporter = new InMemorySpanExporter();
-    const runtime = await startTestRuntime({ env: { OTEL_GENAI_CAPTURE_CONTENT: 'true' }, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const runtime = await startTestRuntime({ env: { OTEL_GENAI_CAPTURE_CONTENT: 'true' }, spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     try {
       const turn = await runJsonTurn(runtime, {
         agent: { id: 'capture', instructions: 'Be brief.', tools: { todo: true } },

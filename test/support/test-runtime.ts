@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { HostLookup } from '../../src/net/guarded-lookup.js';
