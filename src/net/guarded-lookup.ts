@@ -14,7 +14,7 @@ export type HostLookup = (hostname: string) => Promise<readonly ResolvedAddress[
 
 /** The operating system's resolver (`getaddrinfo`, so `/etc/hosts` counts), every address. */
 export const systemHostLookup: HostLookup = async (hostname) => {
-  const addresses = await dnsLookup(hostname, { all: true, verbatim: true });
+  const addresses = await dnsLookup(hostname, { all: true, order: 'verbatim' });
   return addresses.map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
 };
 

@@ -72,8 +72,9 @@ export function startSqliteCheckpointer(options: {
     if (message.type === 'ready') settleReady?.resolve();
     else fail(new Error(`the SQLite checkpoint thread stopped: ${message.message}`));
   });
-  worker.on('error', (error) => {
-    fail(new Error(`the SQLite checkpoint thread failed: ${error.message}`, { cause: error }));
+  // What a worker throws need not be an Error (the types say unknown since Node 24's).
+  worker.on('error', (error: unknown) => {
+    fail(new Error(`the SQLite checkpoint thread failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
   });
   worker.on('exit', (code) => {
     fail(new Error(`the SQLite checkpoint thread exited with code ${code}`));

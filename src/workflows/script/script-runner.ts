@@ -101,9 +101,9 @@ export class ScriptRunner {
       worker.once('message', () => {
         resolve(worker);
       });
-      worker.once('error', (error) => {
+      worker.once('error', (error: unknown) => {
         this.#logger.warn({ err: error }, 'a workflow script worker failed');
-        reject(error);
+        reject(error instanceof Error ? error : new Error(`a workflow script worker failed: ${String(error)}`));
       });
       worker.unref();
     });
