@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const configFile = path.join(root, '.dependency-cruiser.cjs');
-const depcruise = path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+// The CLI as npm links it (its file inside the package was renamed in 18).
+const depcruise = path.join(root, 'node_modules/.bin/depcruise');
 const { layers } = createRequire(import.meta.url)(configFile) as { layers: readonly { name: string; paths: readonly string[] }[] };
 
 /** Runs the check of `npm run lint:layers` with the project's config on the tree in `folder`. */
