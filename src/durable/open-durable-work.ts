@@ -7,8 +7,13 @@ import type { DurableWork } from './durable-work.js';
 import { PgBossDurableWork } from './pg-boss-durable-work.js';
 import { SqliteDurableWork } from './sqlite-durable-work.js';
 
-/** pg-boss's schema beside the store's: `pgboss` next to `public`, `<schema>_pgboss` next to any other. */
+/** pg-boss's schema beside the store's: `pgboss_v12` next to `public`, `<schema>_pgboss_v12` next to any other. */
 export function pgBossSchemaFor(storeSchema: string | undefined): string {
+  return `${pgBoss10SchemaFor(storeSchema)}_v12`;
+}
+
+/** Where pg-boss 10 kept its tables (`pgboss`, `<schema>_pgboss`): waiting jobs found there are moved over. */
+export function pgBoss10SchemaFor(storeSchema: string | undefined): string {
   return storeSchema === undefined || storeSchema === 'public' ? 'pgboss' : `${storeSchema}_pgboss`;
 }
 
@@ -25,7 +30,13 @@ export async function openDurableWork(options: {
 }): Promise<DurableWork> {
   const { database, logger } = options;
   if (database.dialect === 'postgres' && options.databaseUrl !== undefined) {
-    return PgBossDurableWork.open({ connectionString: options.databaseUrl, schema: pgBossSchemaFor(database.schema), superviseSeconds: options.superviseSeconds, logger });
+    return PgBossDurableWork.open({
+      connectionString: options.databaseUrl,
+      schema: pgBossSchemaFor(database.schema),
+      legacySchema: pgBoss10SchemaFor(database.schema),
+      superviseSeconds: options.superviseSeconds,
+      logger,
+    });
   }
   return SqliteDurableWork.open({ db: viewTables<DurableJobsDatabase>(database), clock: options.clock, logger });
 }

@@ -1,8 +1,9 @@
-import PgBoss from 'pg-boss';
+import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import { pause } from '../concurrency/wait.js';
 import type { JsonObject } from '../json.js';
 import type { DurableHandler, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
+import { hasPgBoss10Schema, movePgBoss10Jobs } from './pg-boss-10-jobs.js';
 import { QueueWakers } from './queue-wakers.js';
 
 /** How often an idle poller fetches when no local enqueue woke it. */
@@ -18,58 +19,88 @@ const STOP_GRACE_MS = 5_000;
 export class PgBossDurableWork implements DurableWork {
   readonly #boss: PgBoss;
   readonly #logger: Logger;
+  readonly #connectionString: string;
+  /** The pg-boss 10 schema whose waiting jobs each queue takes over when defined; undefined when there is none. */
+  readonly #legacySchema: string | undefined;
   readonly #wakers = new QueueWakers();
   readonly #loops: Promise<void>[] = [];
   readonly #stopping = new AbortController();
 
-  private constructor(boss: PgBoss, logger: Logger) {
-    this.#boss = boss;
-    this.#logger = logger;
+  private constructor(options: { boss: PgBoss; logger: Logger; connectionString: string; legacySchema: string | undefined }) {
+    this.#boss = options.boss;
+    this.#logger = options.logger;
+    this.#connectionString = options.connectionString;
+    this.#legacySchema = options.legacySchema;
   }
 
   /**
    * Starts pg-boss in its own schema (it creates and migrates its tables there).
    * `superviseSeconds` is how often a replica looks for jobs whose lease ran out.
+   * `legacySchema` is where pg-boss 10 kept its tables: when it holds a pg-boss 10 install,
+   * each queue's waiting jobs are moved from there as the queue is defined.
    */
   static async open(options: {
     readonly connectionString: string;
     readonly schema: string;
+    readonly legacySchema?: string;
     readonly superviseSeconds: number;
     readonly logger: Logger;
   }): Promise<PgBossDurableWork> {
+    const { logger } = options;
     const boss = new PgBoss({
       connectionString: options.connectionString,
       schema: options.schema,
       max: 4,
       schedule: false,
       supervise: true,
-      maintenanceIntervalSeconds: options.superviseSeconds,
+      // Expiry (a lost lease given to another worker) runs in the supervise pass, and each
+      // queue is examined at most once per monitor interval: both are the lease check's period.
+      superviseIntervalSeconds: options.superviseSeconds,
+      monitorIntervalSeconds: options.superviseSeconds,
+      instanceName: 'turn-runtime',
+      // The service traces turns itself; pg-boss's spans would go to the global provider, which it leaves unset.
+      openTelemetry: { enabled: false },
     });
     boss.on('error', (error: Error) => {
-      options.logger.warn({ err: error }, 'pg-boss reported an error');
+      logger.warn({ err: error }, 'pg-boss reported an error');
+    });
+    boss.on('warning', (warning: unknown) => {
+      logger.warn({ warning }, 'pg-boss warned');
     });
     await boss.start();
-    return new PgBossDurableWork(boss, options.logger);
+    const legacySchema =
+      options.legacySchema !== undefined && (await hasPgBoss10Schema({ connectionString: options.connectionString, schema: options.legacySchema })) ? options.legacySchema : undefined;
+    if (legacySchema !== undefined) {
+      logger.info(
+        { legacySchema, schema: options.schema },
+        `pg-boss 10's schema ${legacySchema} found: each queue's waiting jobs move into ${options.schema} as the queue starts; drop ${legacySchema} once no older replica runs`,
+      );
+    }
+    return new PgBossDurableWork({ boss, logger, connectionString: options.connectionString, legacySchema });
   }
 
+  /**
+   * Creates the queue, or brings an existing one's retry and lease settings up to date (its
+   * policy cannot change: pg-boss refuses, and so does this, saying which it has), then takes
+   * over what pg-boss 10 left waiting in it.
+   */
   async defineQueue(queue: DurableQueueOptions): Promise<void> {
     const settings = {
-      policy: queue.policy,
       retryLimit: queue.retryLimit,
       retryDelay: queue.retryDelaySeconds,
       retryBackoff: queue.backoff,
       expireInSeconds: queue.leaseSeconds,
     };
-    if ((await this.#boss.getQueue(queue.name)) === null) {
-      try {
-        await this.#boss.createQueue(queue.name, { name: queue.name, ...settings });
-        return;
-      } catch (error) {
-        // Another replica created it meanwhile: update it instead.
-        if ((await this.#boss.getQueue(queue.name)) === null) throw error;
-      }
+    // createQueue does nothing when the queue exists (another replica may have made it just now).
+    const existing = await this.#boss.getQueue(queue.name);
+    if (existing === null) await this.#boss.createQueue(queue.name, { policy: queue.policy, ...settings });
+    const policy = existing?.policy ?? (await this.#boss.getQueue(queue.name))?.policy;
+    if (policy !== queue.policy) throw new Error(`the durable queue ${queue.name} has the policy ${String(policy)}, not ${queue.policy}; a queue's policy cannot change`);
+    await this.#boss.updateQueue(queue.name, settings);
+    if (this.#legacySchema !== undefined) {
+      const moved = await movePgBoss10Jobs({ connectionString: this.#connectionString, legacySchema: this.#legacySchema, queue: queue.name, boss: this.#boss });
+      if (moved > 0) this.#logger.info({ queue: queue.name, moved, legacySchema: this.#legacySchema }, `moved ${String(moved)} waiting jobs of ${queue.name} from pg-boss 10's schema`);
     }
-    await this.#boss.updateQueue(queue.name, { name: queue.name, ...settings });
   }
 
   async enqueue(options: EnqueueOptions): Promise<string | null> {
@@ -97,7 +128,7 @@ export class PgBossDurableWork implements DurableWork {
     const running = new Set<Promise<void>>();
     while (!signal.aborted) {
       const free = concurrency - running.size;
-      let jobs: PgBoss.JobWithMetadata<JsonObject>[] = [];
+      let jobs: JobWithMetadata<JsonObject>[] = [];
       if (free > 0) {
         try {
           jobs = await this.#boss.fetch<JsonObject>(queue, { batchSize: free, includeMetadata: true });
@@ -117,13 +148,16 @@ export class PgBossDurableWork implements DurableWork {
     await Promise.race([Promise.all(running), pause(STOP_GRACE_MS)]);
   }
 
-  async #run(queue: string, handler: DurableHandler, job: PgBoss.JobWithMetadata<JsonObject>): Promise<void> {
+  async #run(queue: string, handler: DurableHandler, job: JobWithMetadata<JsonObject>): Promise<void> {
+    const attempt = { id: job.id, retryCount: job.retryCount };
     try {
       await handler({ id: job.id, queue, payload: job.data, attempt: job.retryCount + 1 });
-      await this.#boss.complete(queue, job.id);
+      // Naming the attempt: when this one's lease ran out and another worker took the job
+      // over, settling it here must not end that other attempt.
+      await this.#boss.complete(queue, attempt);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      await this.#boss.fail(queue, job.id, { message }).catch((failError: unknown) => {
+      await this.#boss.fail(queue, attempt, { message }).catch((failError: unknown) => {
         this.#logger.warn({ err: failError, queue, jobId: job.id }, 'could not record a failed durable job');
       });
     }
@@ -141,7 +175,7 @@ export class PgBossDurableWork implements DurableWork {
     this.#stopping.abort();
     await Promise.all(this.#loops);
     try {
-      await this.#boss.stop({ graceful: true, wait: true, timeout: 5_000 });
+      await this.#boss.stop({ graceful: true, timeout: 5_000 });
     } catch (error) {
       this.#logger.warn({ err: error }, 'pg-boss did not stop cleanly');
     }

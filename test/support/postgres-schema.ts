@@ -47,7 +47,8 @@ export async function createPostgresSchema(): Promise<PostgresSchema> {
       withClient(async (client) => {
         await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_KEY]);
         await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
-        // Durable work (pg-boss) keeps its tables in a schema beside the store's.
+        // Durable work (pg-boss 12, and pg-boss 10 where a test made one) keeps its tables in a schema beside the store's.
+        await client.query(`DROP SCHEMA IF EXISTS "${name}_pgboss_v12" CASCADE`);
         await client.query(`DROP SCHEMA IF EXISTS "${name}_pgboss" CASCADE`);
       }),
   };
