@@ -124,15 +124,19 @@ export function createBubblewrapSandbox(
  * timeout and group kill apply; a process that leaves the process group (setsid) survives
  * the kill unless a pids cgroup is in use.
  */
-export function createHostCommandRunner(options: SandboxBaseOptions): CommandSandbox {
+export function createHostCommandRunner(
+  options: SandboxBaseOptions & {
+    /** The Node.js binary whose folder comes first on a command's PATH, so `node` is the service's. */
+    readonly nodePath: string;
+  },
+): CommandSandbox {
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
     const shell = ['-c', commandPreamble(options.limits), 'sh', request.command];
     return runInCgroups(options, request, {
       file: '/bin/sh',
       args: shell,
-      // The service's Node first here too: `node` is the one the service runs on.
-      env: commandEnvironment({ home: checked.home, extra: request.env, nodeFolder: path.dirname(process.execPath) }),
+      env: commandEnvironment({ home: checked.home, extra: request.env, nodeFolder: path.dirname(options.nodePath) }),
       cwd: path.join(checked.home, checked.cwd),
       inputs: [],
     });

@@ -101,7 +101,7 @@ export async function detectCommandSandbox(options: DetectCommandSandboxOptions)
     );
     if (!processLimit.enforced) logger.warn({ unsafe: true }, `run_command: ${processLimit.text}`);
     const enforcement: SandboxEnforcement = { processes: processLimit.mechanism, memory: memoryLimit.mechanism, hostUser: undefined, seccomp: false };
-    return createHostCommandRunner({ ...base, enforcement });
+    return createHostCommandRunner({ ...base, enforcement, nodePath: options.nodePath ?? process.execPath });
   }
 
   const warnDisabled = (reason: string): void => {

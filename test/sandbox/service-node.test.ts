@@ -100,4 +100,11 @@ describe.runIf(existsSync('/usr/bin/bwrap'))('commands in the sandbox run the se
     const result = await withoutNode?.run({ command: 'echo "$PATH"', home, timeoutMs: 20_000, signal: never });
     expect(result?.output).not.toContain('/opt/turn-runtime/node');
   });
+
+  it('puts the same Node first on PATH for commands run on the bare host', async () => {
+    const host = await detectCommandSandbox({ bwrapPath: 'bwrap', unsafeWithoutSandbox: true, allowNetwork: false, logger: silentLogger, nodePath });
+    expect(host?.kind).toBe('unsafe-host');
+    const result = await host?.run({ command: 'command -v node; node -p process.version', home, timeoutMs: 20_000, signal: never });
+    expect(result?.output).toBe(`${nodePath}\n${process.version}\n`);
+  });
 });
