@@ -12,6 +12,7 @@ import type { Config } from './config/config.js';
 import { prepareDataDir } from './config/prepare-data-dir.js';
 import type { HostLookup } from './net/guarded-lookup.js';
 import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
+import { armCrashPoints } from './durable/crash-points.js';
 import { openDurableWork } from './durable/open-durable-work.js';
 import type { DurableWork } from './durable/durable-work.js';
 import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
@@ -83,6 +84,7 @@ export async function createRuntime(options: {
   readonly version?: string;
 }): Promise<Runtime> {
   const { config, logger } = options;
+  armCrashPoints(config.durable.testCrashAt);
   await prepareDataDir(config.dataDir);
   const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const store = await openTurnStoreOn(database, { logger: logger.child({ component: 'store' }) });
@@ -97,7 +99,7 @@ export async function createRuntime(options: {
   });
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
-    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, clock, logger: logger.child({ component: 'durable' }) });
+    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, leaseSeconds: config.durable.leaseSeconds, clock, logger: logger.child({ component: 'durable' }) });
     const durableWork = durable;
     const webhooks = new WebhookService({
       durable,
@@ -112,7 +114,7 @@ export async function createRuntime(options: {
     await webhooks.start();
     const instanceId = config.instanceId ?? hostname();
     const workflows = new WorkflowEngine({
-      store: new WorkflowStore({ db: viewTables<WorkflowTables>(database), now: () => clock.now().toISOString() }),
+      store: new WorkflowStore({ db: viewTables<WorkflowTables>(database), durable, now: () => clock.now().toISOString() }),
       durable,
       scripts: new ScriptRunner({ workers: config.workflows.scriptWorkers, logger: logger.child({ component: 'workflow-scripts' }) }),
       webhooks,

@@ -59,7 +59,7 @@ export class BackgroundJobDrivers {
   /** Starts driving jobs through `turns`: the ones this process's previous life left, then any that go stale. */
   async start(options: { readonly turns: JobTurnStarter }): Promise<void> {
     this.#turns = options.turns;
-    await this.#durable.defineQueue({ name: WAKE_QUEUE, policy: 'stately', leaseSeconds: 60, retryLimit: 5, retryDelaySeconds: 2, backoff: true });
+    await this.#durable.defineQueue({ name: WAKE_QUEUE, policy: 'stately', retryLimit: 5, retryDelaySeconds: 2, backoff: true });
     await this.#db.updateTable('background_jobs').set({ owner: null }).where('owner', '=', this.#instanceId).where('status', '=', 'running').execute();
     await this.#durable.work({ queue: WAKE_QUEUE, concurrency: 2, handler: (job) => this.#claim(typeof job.payload['jobId'] === 'string' ? job.payload['jobId'] : '') });
     await this.#sweep();

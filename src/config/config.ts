@@ -69,6 +69,10 @@ export interface Config {
   readonly approvals: { readonly timeoutMs: number };
   readonly durable: {
     readonly superviseSeconds: number;
+    /** How long a running job's lease lasts unless its worker renews it. */
+    readonly leaseSeconds: number;
+    /** Crash points armed for a crash test (TEST_CRASH_AT); empty in production. */
+    readonly testCrashAt: readonly string[];
   };
   readonly workflows: {
     readonly runningTasksPerAgent: number;

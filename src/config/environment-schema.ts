@@ -106,8 +106,20 @@ export const environmentSchema = z.object({
   /** How long a tool call waits for a person's decision before the wait ends as a denial. */
   APPROVAL_TIMEOUT_MS: integer(100, 30 * 86_400_000).default(86_400_000),
 
+  /**
+   * Tests only, and refused unless NODE_ENV=test: kill -9 this process when it first reaches
+   * one of these named points (src/durable/crash-points.ts lists them).
+   */
+  TEST_CRASH_AT: commaList.optional(),
+  NODE_ENV: z.string().optional(),
   /** How often (seconds) each replica looks for durable jobs whose lease ran out (PostgreSQL). */
   DURABLE_SUPERVISE_SECONDS: integer(1, 600).default(10),
+  /**
+   * Seconds a running durable job may go without its worker renewing the lease (a third of it,
+   * while the handler runs) before another worker takes it over. At least 10 (pg-boss's
+   * shortest heartbeat); with the supervise pass, a dead replica's jobs move within 30 s.
+   */
+  DURABLE_LEASE_SECONDS: integer(10, 300).default(15),
   /** Workflow task calls of one agent running at once, across its runs (the contract's 8 / 64). */
   WORKFLOW_TASKS_PER_AGENT: integer(1, 64).default(8),
   WORKFLOW_SCRIPT_CPU_MS: integer(50, 60_000).default(2_000),

@@ -34,6 +34,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   if (env.COMMAND_MAX_TIMEOUT_MS < env.COMMAND_TIMEOUT_MS) {
     problems.push('COMMAND_MAX_TIMEOUT_MS: must be at least COMMAND_TIMEOUT_MS');
   }
+  if (env.TEST_CRASH_AT !== undefined && env.TEST_CRASH_AT.length > 0 && env.NODE_ENV !== 'test') {
+    problems.push('TEST_CRASH_AT: kills the service on purpose, for crash tests; it is refused unless NODE_ENV=test');
+  }
   const search = searchSettings(env, problems);
   const dataDir = path.resolve(env.DATA_DIR);
   const readOnlyPaths = env.SANDBOX_READ_ONLY_PATHS.map((entry) => path.resolve(entry));
@@ -109,6 +112,8 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     approvals: { timeoutMs: env.APPROVAL_TIMEOUT_MS },
     durable: {
       superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
+      leaseSeconds: env.DURABLE_LEASE_SECONDS,
+      testCrashAt: env.TEST_CRASH_AT ?? [],
     },
     workflows: {
       runningTasksPerAgent: env.WORKFLOW_TASKS_PER_AGENT,

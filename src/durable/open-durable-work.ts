@@ -25,6 +25,7 @@ export async function openDurableWork(options: {
   readonly database: StoreDatabase;
   readonly databaseUrl: string | undefined;
   readonly superviseSeconds: number;
+  readonly leaseSeconds: number;
   readonly clock: Clock;
   readonly logger: Logger;
 }): Promise<DurableWork> {
@@ -35,8 +36,9 @@ export async function openDurableWork(options: {
       schema: pgBossSchemaFor(database.schema),
       legacySchema: pgBoss10SchemaFor(database.schema),
       superviseSeconds: options.superviseSeconds,
+      leaseSeconds: options.leaseSeconds,
       logger,
     });
   }
-  return SqliteDurableWork.open({ db: viewTables<DurableJobsDatabase>(database), clock: options.clock, logger });
+  return SqliteDurableWork.open({ db: viewTables<DurableJobsDatabase>(database), leaseSeconds: options.leaseSeconds, clock: options.clock, logger });
 }

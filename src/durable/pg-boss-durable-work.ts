@@ -1,20 +1,25 @@
-import { PgBoss, type JobWithMetadata } from 'pg-boss';
+import { fromKysely, PgBoss, type JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import { pause } from '../concurrency/wait.js';
 import type { JsonObject } from '../json.js';
-import type { DurableHandler, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
+import type { DurableHandler, DurableQueueOptions, DurableWork, EnqueueOptions, JobTransaction } from './durable-work.js';
 import { hasPgBoss10Schema, movePgBoss10Jobs } from './pg-boss-10-jobs.js';
 import { QueueWakers } from './queue-wakers.js';
 
 /** How often an idle poller fetches when no local enqueue woke it. */
 const POLL_MS = 500;
 const STOP_GRACE_MS = 5_000;
+/** pg-boss's shortest job heartbeat. */
+const MIN_HEARTBEAT_SECONDS = 10;
+/** pg-boss bounds one run of a handler by an expiry, at most a day: the leases are what matter. */
+const MAX_RUN_SECONDS = 24 * 3_600;
 
 /**
  * Durable work on PostgreSQL through pg-boss: every replica's workers fetch from the same
- * tables with `SKIP LOCKED`, so a job goes to exactly one worker at a time; a job whose
- * handler does not finish within the queue's lease is failed by pg-boss's supervisor (on any
- * live replica) and retried, which is how a dead replica's work is taken over.
+ * tables with `SKIP LOCKED`, so a job goes to exactly one worker at a time. The lease is
+ * pg-boss's job heartbeat: the worker touches the job every third of it while the handler
+ * runs, and a job whose heartbeat stops (its replica died) is failed by pg-boss's supervisor
+ * on any live replica and retried, which is how a dead replica's work is taken over.
  */
 export class PgBossDurableWork implements DurableWork {
   readonly #boss: PgBoss;
@@ -25,9 +30,13 @@ export class PgBossDurableWork implements DurableWork {
   readonly #wakers = new QueueWakers();
   readonly #loops: Promise<void>[] = [];
   readonly #stopping = new AbortController();
+  /** Ends the heartbeats of handlers still running when `stop` gives up on them. */
+  readonly #abandon = new AbortController();
+  readonly #heartbeatSeconds: number;
 
-  private constructor(options: { boss: PgBoss; logger: Logger; connectionString: string; legacySchema: string | undefined }) {
+  private constructor(options: { boss: PgBoss; logger: Logger; connectionString: string; legacySchema: string | undefined; leaseSeconds: number }) {
     this.#boss = options.boss;
+    this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, options.leaseSeconds);
     this.#logger = options.logger;
     this.#connectionString = options.connectionString;
     this.#legacySchema = options.legacySchema;
@@ -35,7 +44,8 @@ export class PgBossDurableWork implements DurableWork {
 
   /**
    * Starts pg-boss in its own schema (it creates and migrates its tables there).
-   * `superviseSeconds` is how often a replica looks for jobs whose lease ran out.
+   * `superviseSeconds` is how often a replica looks for jobs whose lease ran out;
+   * `leaseSeconds` how long a job's heartbeat may lapse (at least pg-boss's 10).
    * `legacySchema` is where pg-boss 10 kept its tables: when it holds a pg-boss 10 install,
    * each queue's waiting jobs are moved from there as the queue is defined.
    */
@@ -44,6 +54,7 @@ export class PgBossDurableWork implements DurableWork {
     readonly schema: string;
     readonly legacySchema?: string;
     readonly superviseSeconds: number;
+    readonly leaseSeconds: number;
     readonly logger: Logger;
   }): Promise<PgBossDurableWork> {
     const { logger } = options;
@@ -76,7 +87,7 @@ export class PgBossDurableWork implements DurableWork {
         `pg-boss 10's schema ${legacySchema} found: each queue's waiting jobs move into ${options.schema} as the queue starts; drop ${legacySchema} once no older replica runs`,
       );
     }
-    return new PgBossDurableWork({ boss, logger, connectionString: options.connectionString, legacySchema });
+    return new PgBossDurableWork({ boss, logger, connectionString: options.connectionString, legacySchema, leaseSeconds: options.leaseSeconds });
   }
 
   /**
@@ -89,7 +100,8 @@ export class PgBossDurableWork implements DurableWork {
       retryLimit: queue.retryLimit,
       retryDelay: queue.retryDelaySeconds,
       retryBackoff: queue.backoff,
-      expireInSeconds: queue.leaseSeconds,
+      heartbeatSeconds: this.#heartbeatSeconds,
+      expireInSeconds: MAX_RUN_SECONDS,
     };
     // createQueue does nothing when the queue exists (another replica may have made it just now).
     const existing = await this.#boss.getQueue(queue.name);
@@ -103,13 +115,16 @@ export class PgBossDurableWork implements DurableWork {
     }
   }
 
-  async enqueue(options: EnqueueOptions): Promise<string | null> {
+  async enqueue(options: EnqueueOptions, within?: JobTransaction): Promise<string | null> {
     const id = await this.#boss.send(options.queue, options.payload, {
       ...(options.runAt === undefined ? {} : { startAfter: options.runAt }),
       ...(options.singletonKey === undefined ? {} : { singletonKey: options.singletonKey }),
+      // pg-boss's insert runs on the caller's transaction (its tables are in the same database).
+      ...(within === undefined ? {} : { db: fromKysely(within) }),
     });
-    // Local workers take it now instead of at their next poll; other replicas poll.
-    if (id !== null) this.#wake(options.queue);
+    // Local workers take it now instead of at their next poll; other replicas poll. In a
+    // caller's transaction, the caller wakes the queue once it has committed.
+    if (id !== null && within === undefined) this.wake(options.queue);
     return id;
   }
 
@@ -139,7 +154,7 @@ export class PgBossDurableWork implements DurableWork {
       for (const job of jobs) {
         const run = this.#run(queue, handler, job).finally(() => {
           running.delete(run);
-          this.#wake(queue);
+          this.wake(queue);
         });
         running.add(run);
       }
@@ -150,6 +165,16 @@ export class PgBossDurableWork implements DurableWork {
 
   async #run(queue: string, handler: DurableHandler, job: JobWithMetadata<JsonObject>): Promise<void> {
     const attempt = { id: job.id, retryCount: job.retryCount };
+    // Touching names the attempt too: a job taken over meanwhile is left to its new worker.
+    const heartbeat = setInterval(() => {
+      this.#boss.touch(queue, attempt).catch((error: unknown) => {
+        this.#logger.warn({ err: error, queue, jobId: job.id }, 'could not renew the lease of a durable job');
+      });
+    }, (this.#heartbeatSeconds * 1000) / 3);
+    const stopHeartbeat = () => {
+      clearInterval(heartbeat);
+    };
+    this.#abandon.signal.addEventListener('abort', stopHeartbeat, { once: true });
     try {
       await handler({ id: job.id, queue, payload: job.data, attempt: job.retryCount + 1 });
       // Naming the attempt: when this one's lease ran out and another worker took the job
@@ -160,6 +185,9 @@ export class PgBossDurableWork implements DurableWork {
       await this.#boss.fail(queue, attempt, { message }).catch((failError: unknown) => {
         this.#logger.warn({ err: failError, queue, jobId: job.id }, 'could not record a failed durable job');
       });
+    } finally {
+      stopHeartbeat();
+      this.#abandon.signal.removeEventListener('abort', stopHeartbeat);
     }
   }
 
@@ -167,13 +195,15 @@ export class PgBossDurableWork implements DurableWork {
     return this.#wakers.idle(queue, POLL_MS, signal);
   }
 
-  #wake(queue: string): void {
+  wake(queue: string): void {
     this.#wakers.wake(queue);
   }
 
   async stop(): Promise<void> {
     this.#stopping.abort();
     await Promise.all(this.#loops);
+    // A handler still running is given up on: its heartbeat stops and another replica takes the job.
+    this.#abandon.abort();
     try {
       await this.#boss.stop({ graceful: true, timeout: 5_000 });
     } catch (error) {
@@ -181,3 +211,4 @@ export class PgBossDurableWork implements DurableWork {
     }
   }
 }
+

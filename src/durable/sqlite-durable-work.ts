@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
 import type { JsonObject } from '../json.js';
 import type { DurableJobsDatabase } from './durable-jobs-table.js';
-import type { DurableHandler, DurableJob, DurableQueueOptions, DurableWork, EnqueueOptions } from './durable-work.js';
+import type { DurableHandler, DurableJob, DurableQueueOptions, DurableWork, EnqueueOptions, JobTransaction } from './durable-work.js';
 import { retryDelaySeconds } from './retry-delay.js';
 import { QueueWakers } from './queue-wakers.js';
 
@@ -29,16 +29,23 @@ export class SqliteDurableWork implements DurableWork {
   readonly #stopping = new AbortController();
   readonly #loops: Promise<void>[] = [];
   readonly #instanceId: string;
+  readonly #leaseSeconds: number;
+  /** Ends the lease renewals of handlers still running when `stop` gives up on them. */
+  readonly #abandon = new AbortController();
 
-  private constructor(options: { db: Kysely<DurableJobsDatabase>; clock: Clock; logger: Logger }) {
+  private constructor(options: { db: Kysely<DurableJobsDatabase>; leaseSeconds: number; clock: Clock; logger: Logger }) {
     this.#db = options.db;
+    this.#leaseSeconds = options.leaseSeconds;
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#instanceId = randomUUID();
   }
 
-  /** Opens the runner; jobs its previous life left running become due at once. */
-  static async open(options: { readonly db: Kysely<DurableJobsDatabase>; readonly clock: Clock; readonly logger: Logger }): Promise<SqliteDurableWork> {
+  /**
+   * Opens the runner; jobs its previous life left running become due at once. A running job's
+   * lease lasts `leaseSeconds` and is renewed every third of that while its handler runs.
+   */
+  static async open(options: { readonly db: Kysely<DurableJobsDatabase>; readonly leaseSeconds: number; readonly clock: Clock; readonly logger: Logger }): Promise<SqliteDurableWork> {
     const work = new SqliteDurableWork(options);
     const now = options.clock.now();
     await options.db.updateTable('durable_jobs').set({ lease_until: now.toISOString() }).where('state', '=', 'active').execute();
@@ -55,23 +62,22 @@ export class SqliteDurableWork implements DurableWork {
     return Promise.resolve();
   }
 
-  async enqueue(options: EnqueueOptions): Promise<string | null> {
+  async enqueue(options: EnqueueOptions, within?: JobTransaction): Promise<string | null> {
     const queue = this.#queue(options.queue);
     const id = randomUUID();
     const now = this.#clock.now().toISOString();
     const runAt = options.runAt?.toISOString() ?? now;
     const key = options.singletonKey ?? null;
-    const values = { id, queue: queue.name, payload_json: JSON.stringify(options.payload), state: 'queued', singleton_key: key, run_at: runAt, attempt: 0, created_at: now };
-    if (queue.policy === 'stately' && key !== null) {
-      // One statement: insert unless one already waits for the key.
-      const result = await sql`insert into durable_jobs (id, queue, payload_json, state, singleton_key, run_at, attempt, created_at)
-        select ${values.id}, ${values.queue}, ${values.payload_json}, 'queued', ${key}, ${runAt}, 0, ${now}
-        where not exists (select 1 from durable_jobs where queue = ${queue.name} and singleton_key = ${key} and state = 'queued')`.execute(this.#db);
-      if (result.numAffectedRows === 0n) return null;
-    } else {
-      await this.#db.insertInto('durable_jobs').values(values).execute();
-    }
-    this.#wake(queue.name);
+    const payload = JSON.stringify(options.payload);
+    // One statement: on a stately queue, insert unless one already waits for the key.
+    const insert = sql`insert into durable_jobs (id, queue, payload_json, state, singleton_key, run_at, attempt, created_at)
+      select ${id}, ${queue.name}, ${payload}, 'queued', ${key}, ${runAt}, 0, ${now}
+      where ${queue.policy === 'stately' && key !== null ? 1 : 0} = 0
+        or not exists (select 1 from durable_jobs where queue = ${queue.name} and singleton_key = ${key} and state = 'queued')`.compile(this.#db);
+    const result = await (within ?? this.#db).executeQuery(insert);
+    if (result.numAffectedRows === 0n) return null;
+    // In a caller's transaction, the caller wakes the queue once it has committed.
+    if (within === undefined) this.wake(queue.name);
     return id;
   }
 
@@ -86,6 +92,8 @@ export class SqliteDurableWork implements DurableWork {
     this.#stopping.abort();
     this.#wakers.wakeAll();
     await Promise.race([Promise.all(this.#loops), pause(STOP_GRACE_MS)]);
+    // A handler still running is given up on: its job goes to the next start, or another runner.
+    this.#abandon.abort();
   }
 
   #queue(name: string): DurableQueueOptions {
@@ -94,7 +102,7 @@ export class SqliteDurableWork implements DurableWork {
     return queue;
   }
 
-  #wake(queue: string): void {
+  wake(queue: string): void {
     this.#wakers.wake(queue);
   }
 
@@ -119,7 +127,7 @@ export class SqliteDurableWork implements DurableWork {
       }
       const run = this.#run(queue, handler, job, token).finally(() => {
         running.delete(run);
-        this.#wake(queue.name);
+        this.wake(queue.name);
       });
       running.add(run);
     }
@@ -133,7 +141,7 @@ export class SqliteDurableWork implements DurableWork {
   async #claim(queue: DurableQueueOptions, worker: string): Promise<DurableJob | undefined> {
     const now = this.#clock.now();
     const nowText = now.toISOString();
-    const leaseUntil = new Date(now.getTime() + queue.leaseSeconds * 1000).toISOString();
+    const leaseUntil = new Date(now.getTime() + this.#leaseSeconds * 1000).toISOString();
     // Due jobs, and active ones whose lease ran out; on a stately queue never a second running job of a key.
     const { rows } = await sql<{ id: string; payload_json: string; attempt: number }>`
       update durable_jobs set state = 'active', attempt = attempt + 1, locked_by = ${worker}, lease_until = ${leaseUntil}
@@ -156,6 +164,15 @@ export class SqliteDurableWork implements DurableWork {
   }
 
   async #run(queue: DurableQueueOptions, handler: DurableHandler, job: DurableJob, worker: string): Promise<void> {
+    const renewal = setInterval(() => {
+      this.#renew(job, worker).catch((error: unknown) => {
+        this.#logger.warn({ err: error, queue: queue.name, jobId: job.id }, 'could not renew the lease of a durable job');
+      });
+    }, (this.#leaseSeconds * 1000) / 3);
+    const stopRenewing = () => {
+      clearInterval(renewal);
+    };
+    this.#abandon.signal.addEventListener('abort', stopRenewing, { once: true });
     try {
       await handler(job);
       await this.#finish(job.id, worker, { state: 'completed' });
@@ -177,7 +194,22 @@ export class SqliteDurableWork implements DurableWork {
         .catch((storeError: unknown) => {
           this.#logger.error({ err: storeError, jobId: job.id }, 'could not schedule the retry of a durable job');
         });
+    } finally {
+      stopRenewing();
+      this.#abandon.signal.removeEventListener('abort', stopRenewing);
     }
+  }
+
+  /** Extends the lease of a job this worker still holds; after a takeover the job is someone else's. */
+  async #renew(job: DurableJob, worker: string): Promise<void> {
+    const result = await this.#db
+      .updateTable('durable_jobs')
+      .set({ lease_until: new Date(this.#clock.now().getTime() + this.#leaseSeconds * 1000).toISOString() })
+      .where('id', '=', job.id)
+      .where('locked_by', '=', worker)
+      .where('state', '=', 'active')
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) this.#logger.warn({ queue: job.queue, jobId: job.id }, 'a durable job was taken over while its handler still ran');
   }
 
   async #finish(id: string, worker: string, outcome: { state: 'completed' | 'failed'; error?: string }): Promise<void> {

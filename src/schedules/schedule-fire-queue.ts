@@ -31,7 +31,7 @@ export class ScheduleFireQueue {
 
   /** Hands each fire to `handler`, queues the fires due, and sweeps again every minute. */
   async start(options: { readonly handler: (payload: FirePayload) => Promise<void> }): Promise<void> {
-    await this.#durable.defineQueue({ name: FIRE_QUEUE, policy: 'stately', leaseSeconds: 3_600, retryLimit: 3, retryDelaySeconds: 1, backoff: true });
+    await this.#durable.defineQueue({ name: FIRE_QUEUE, policy: 'stately', retryLimit: 3, retryDelaySeconds: 1, backoff: true });
     await this.#durable.work({ queue: FIRE_QUEUE, concurrency: 8, handler: (job) => options.handler(job.payload as unknown as FirePayload) });
     await this.#sweep();
     const timer = setInterval(() => {

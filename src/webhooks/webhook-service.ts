@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { DurableJob, DurableWork } from '../durable/durable-work.js';
+import type { DurableJob, DurableWork, EnqueueOptions } from '../durable/durable-work.js';
 import type { HostLookup } from '../net/guarded-lookup.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { postWebhook, type WebhookAttemptOutcome } from './post-webhook.js';
@@ -31,6 +31,13 @@ export interface WebhookAttempt {
 
 /** Shows an attempt where its subject's events are (a workflow run's event log …). */
 export type WebhookAttemptRecorder = (subjectId: string, attempt: WebhookAttempt) => Promise<void>;
+
+/** A webhook to send: where, what it is about, and its body. */
+export interface WebhookToSend {
+  readonly url: string;
+  readonly subjectKind: string;
+  readonly body: WebhookBody;
+}
 
 interface DeliveryPayload {
   readonly webhookId: string;
@@ -86,7 +93,7 @@ export class WebhookService {
 
   /** Defines the delivery queue and starts its workers. */
   async start(): Promise<void> {
-    await this.#durable.defineQueue({ name: QUEUE, policy: 'standard', leaseSeconds: 60, retryLimit: RETRY_LIMIT, retryDelaySeconds: RETRY_DELAY_SECONDS, backoff: true });
+    await this.#durable.defineQueue({ name: QUEUE, policy: 'standard', retryLimit: RETRY_LIMIT, retryDelaySeconds: RETRY_DELAY_SECONDS, backoff: true });
     await this.#durable.work({ queue: QUEUE, concurrency: 4, handler: (job) => this.#deliver(job) });
   }
 
@@ -96,11 +103,20 @@ export class WebhookService {
   }
 
   /** Stores the webhook for delivery; the first attempt follows within moments. */
-  async send(options: { readonly url: string; readonly subjectKind: string; readonly body: WebhookBody }): Promise<string> {
+  async send(options: WebhookToSend): Promise<string> {
+    const job = this.delivery(options);
+    await this.#durable.enqueue(job);
+    return job.payload.webhookId;
+  }
+
+  /**
+   * The delivery job of a webhook, with its id (`webhook-id`, the same on every attempt), for
+   * the caller to enqueue in the transaction that stores the state change it reports.
+   */
+  delivery(options: WebhookToSend): EnqueueOptions & { readonly payload: { readonly webhookId: string } } {
     const webhookId = `msg_${randomUUID().replaceAll('-', '')}`;
     const payload: DeliveryPayload = { webhookId, url: options.url, subjectKind: options.subjectKind, body: options.body };
-    await this.#durable.enqueue({ queue: QUEUE, payload: { ...payload, body: { ...payload.body } } });
-    return webhookId;
+    return { queue: QUEUE, payload: { ...payload, body: { ...payload.body } } };
   }
 
   async #deliver(job: DurableJob): Promise<void> {

@@ -1,10 +1,12 @@
 import { ServiceError } from '../service-error.js';
 import { checkClosedSchema } from './check-closed-schema.js';
-import { taskId, TASK_QUEUE, type EngineContext } from './engine-context.js';
+import { crashPoint } from '../durable/crash-points.js';
+import { taskId, type EngineContext } from './engine-context.js';
 import type { GuestCall, ReplayOutcome } from './script/replay-protocol.js';
-import { sendRunWebhook } from './send-run-webhook.js';
+import { runWebhook } from './run-webhook.js';
 import type { WorkflowEventBody } from './workflow-events.js';
 import { WORKFLOW_LIMITS } from './workflow-limits.js';
+import { advanceJob } from './workflow-queues.js';
 import type { NewTask, StepWrite } from './workflow-store.js';
 import { TERMINAL_TASK_STATES, type WorkflowRunRow, type WorkflowTaskRow } from './workflow-tables.js';
 
@@ -22,7 +24,7 @@ export async function advanceRun(context: EngineContext, runId: string): Promise
     const again = await stepOnce(context, runId);
     if (!again) return;
   }
-  await context.durable.enqueue({ queue: 'workflow-advance', payload: { runId }, singletonKey: runId });
+  await context.durable.enqueue(advanceJob(runId));
 }
 
 async function stepOnce(context: EngineContext, runId: string): Promise<boolean> {
@@ -32,7 +34,7 @@ async function stepOnce(context: EngineContext, runId: string): Promise<boolean>
   const tasks = await store.listTasks(runId);
   if (run.cancel_requested === 1) {
     if (tasks.some((task) => task.state === 'running')) {
-      await commit(context, run, { version: run.version, fed: [], round: run.round, newTasks: [], dispatch: [], cancelQueued: true, events: [] });
+      await commit(context, run, { version: run.version, fed: [], round: run.round, newTasks: [], dispatch: [], cancelQueued: true, events: [], jobs: [] });
       return false;
     }
     await finish(context, run, { status: 'cancelled', resultJson: null, errorJson: null }, { type: 'workflow.cancelled' }, run.round);
@@ -79,8 +81,8 @@ async function stepOnce(context: EngineContext, runId: string): Promise<boolean>
   const newTasks: NewTask[] = outcome.calls.filter((call) => !known.has(call.seq)).map((call) => newTask(run.id, call, events));
   const settledNow = newTasks.some((task) => task.state !== 'queued');
   const dispatch = await slotsFor(context, run, [...tasks, ...newTasks.map((task) => ({ ...task, round: null }) as WorkflowTaskRow)]);
-  await commit(context, run, { version: run.version, fed, round, newTasks, dispatch, cancelQueued: false, events });
-  for (const seq of dispatch) await context.durable.enqueue({ queue: TASK_QUEUE, payload: { runId: run.id, seq } });
+  // The dispatched tasks' jobs are written with the step.
+  await commit(context, run, { version: run.version, fed, round, newTasks, dispatch, cancelQueued: false, events, jobs: [] });
   return settledNow;
 }
 
@@ -141,6 +143,7 @@ async function slotsFor(context: EngineContext, run: WorkflowRunRow, tasks: read
 
 async function commit(context: EngineContext, run: WorkflowRunRow, write: StepWrite): Promise<void> {
   const committed = await context.store.commitStep(run.id, write);
+  if (committed) crashPoint('workflow.step-committed');
   // Another step of this run committed first (a takeover racing a slow replica): try again from the new state.
   if (!committed) throw new ServiceError({ statusCode: 409, code: 'workflow_step_conflict', message: `run ${run.id} moved on meanwhile; stepping again` });
 }
@@ -153,6 +156,7 @@ async function finish(
   round: number,
   fed: readonly number[] = [],
 ): Promise<void> {
-  await commit(context, run, { version: run.version, fed, round, newTasks: [], dispatch: [], cancelQueued: true, finish: outcome, events: [event] });
-  await sendRunWebhook(context, run, outcome.status);
+  // The run's webhook is stored with its end.
+  const webhook = runWebhook(context, run, outcome.status);
+  await commit(context, run, { version: run.version, fed, round, newTasks: [], dispatch: [], cancelQueued: true, finish: outcome, events: [event], jobs: webhook === undefined ? [] : [webhook] });
 }

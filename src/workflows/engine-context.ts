@@ -9,8 +9,7 @@ import type { ScriptRunner } from './script/script-runner.js';
 import type { WorkflowSettings } from './workflow-limits.js';
 import type { WorkflowStore } from './workflow-store.js';
 
-export const ADVANCE_QUEUE = 'workflow-advance';
-export const TASK_QUEUE = 'workflow-task';
+export { ADVANCE_QUEUE, TASK_QUEUE } from './workflow-queues.js';
 
 /** What the engine's steps share: the parts, and this process's running task turns. */
 export interface EngineContext {
@@ -38,8 +37,3 @@ export interface RunningTask {
 
 export const taskKey = (runId: string, seq: number): string => `${runId}/${seq}`;
 export const taskId = (runId: string, seq: number): string => `${runId}.${seq}`;
-
-/** Asks for a step of the run (at most one waits per run; a running one is followed by it). */
-export async function wakeRun(context: EngineContext, runId: string): Promise<void> {
-  await context.durable.enqueue({ queue: ADVANCE_QUEUE, payload: { runId }, singletonKey: runId });
-}

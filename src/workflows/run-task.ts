@@ -1,8 +1,10 @@
+import { crashPoint } from '../durable/crash-points.js';
 import type { DurableJob } from '../durable/durable-work.js';
 import type { JsonObject } from '../json.js';
 import { ServiceError } from '../service-error.js';
+import type { TurnRecord } from '../store/turn-record.js';
 import type { TurnRequest } from '../turns/turn-request.js';
-import { taskId, taskKey, wakeRun, type EngineContext, type RunningTask } from './engine-context.js';
+import { taskId, taskKey, type EngineContext, type RunningTask } from './engine-context.js';
 import { WORKFLOW_LIMITS } from './workflow-limits.js';
 import { taskModelRequest, type WorkflowModel } from './workflow-model.js';
 import { TERMINAL_TASK_STATES, type WorkflowRunRow, type WorkflowTaskRow } from './workflow-tables.js';
@@ -30,12 +32,17 @@ export async function runTask(context: EngineContext, job: DurableJob): Promise<
   const [run, task] = await Promise.all([store.getRun(runId), store.getTask(runId, seq)]);
   if (run === undefined || task === undefined || TERMINAL_TASK_STATES.has(task.state)) return;
   if (run.status !== 'running' || run.cancel_requested === 1) {
+    // Settling wakes the run, in the same transaction.
     await settle(context, { runId, seq, state: 'cancelled', attempts: task.attempts, valueJson: null, error: null, event: undefined });
-    await wakeRun(context, runId);
     return;
   }
   const key = taskKey(runId, seq);
-  if (context.running.has(key)) return;
+  if (context.running.has(key)) {
+    // This process runs the task. Its own job back (its lease ran out meanwhile) must not end:
+    // if this process died after, no job would be left to take the task over.
+    if (task.job_id === job.id) throw new NotYet(`task ${key} is still running here`);
+    return;
+  }
   if (task.state === 'running' && task.owner !== null && task.owner !== context.instanceId && heartbeatIsFresh(context, task)) {
     // Its worker is alive. If this is that worker's own job coming back (its lease ran out while
     // the turn still runs), retry later so the job outlives the worker; a duplicate job just ends.
@@ -46,13 +53,12 @@ export async function runTask(context: EngineContext, job: DurableJob): Promise<
   const entry: RunningTask = { runId, seq, turn: undefined };
   context.running.set(key, entry);
   try {
+    // Settling the task wakes its run and the agent's runs waiting for a slot, in one transaction.
     await attempts(context, run, task, entry);
   } finally {
     context.running.delete(key);
   }
-  await wakeRun(context, runId);
-  // A slot of the agent came free: runs waiting for one may go on.
-  for (const waiting of await store.runsWaitingForSlots(run.agent_id)) if (waiting !== runId) await wakeRun(context, waiting);
+  crashPoint('workflow.task-settled');
 }
 
 /** Settles the task, counting it when this call was the one that settled it. */
@@ -82,23 +88,20 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
       model: taskModelRequest({ model, label: task.label, attempt, prompt: task.prompt, seq: task.seq }),
       task: { instructions: task.prompt, resultSchema: wrapped.schema },
     };
-    let turn;
+    let ran: AttemptTurn;
     try {
-      turn = await context.turns().startTurn(request);
+      ran = await attemptTurn(context, { run, task, attempt, request, entry });
     } catch (error) {
+      if (error instanceof NotYet) throw error;
       // A full or draining service is not the task's fault: the job comes back later.
       if (error instanceof ServiceError && error.statusCode >= 500) throw new NotYet(error.message);
       lastError = error instanceof Error ? error.message : String(error);
       await store.failAttempt({ runId: run.id, seq: task.seq, attempts: attempt, error: lastError, event: { type: 'task.failed', taskId: id, error: lastError, attempt, willRetry: attempt < WORKFLOW_LIMITS.attempts } });
       continue;
     }
-    entry.turn = turn;
-    context.metrics.workflowTaskAttempts.inc();
-    await store.startAttempt({ runId: run.id, seq: task.seq, turnId: turn.id, event: { type: 'task.started', taskId: id, label: task.label, turnId: turn.id, attempt } });
-    await turn.done;
-    entry.turn = undefined;
-    const record = await context.turns().getTurn(turn.id);
+    const { record } = ran;
     if (record.status === 'completed') {
+      crashPoint('workflow.task-turn-ended');
       const value = wrapped.unwrap(record.result);
       const valueJson = JSON.stringify(value ?? null);
       if (Buffer.byteLength(valueJson) <= WORKFLOW_LIMITS.taskValueBytes) {
@@ -106,11 +109,9 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
         return;
       }
       lastError = `the submitted value is ${Buffer.byteLength(valueJson)} bytes of JSON; one task value may be at most ${WORKFLOW_LIMITS.taskValueBytes}`;
-    } else if (record.status === 'cancelled' && turn.cancelReason === 'cancel_requested') {
+    } else if (record.status === 'cancelled' && cancelReason(record) === 'cancel_requested') {
       await settle(context, { runId: run.id, seq: task.seq, state: 'cancelled', attempts: attempt, valueJson: null, error: 'cancelled', event: undefined });
       return;
-    } else if (record.status === 'cancelled' && turn.cancelReason === 'shutdown') {
-      throw new NotYet('the service shut down during the task');
     } else {
       lastError = record.error === null ? `the task turn ended ${record.status}` : `${record.error.code}: ${record.error.message}`;
     }
@@ -127,6 +128,63 @@ async function attempts(context: EngineContext, run: WorkflowRunRow, task: Workf
     }
   }
   await settle(context, { runId: run.id, seq: task.seq, state: 'failed', attempts: WORKFLOW_LIMITS.attempts, valueJson: null, error: lastError, event: undefined });
+}
+
+/** The turn that made one attempt, and how it ended. */
+interface AttemptTurn {
+  readonly turnId: string;
+  readonly record: TurnRecord;
+}
+
+/** Turns of one attempt that a shutdown or crash may cut off before the attempt counts as failed. */
+const MAX_CUT_OFF_TURNS = 20;
+
+/**
+ * Runs the attempt's turn, or finds the one an earlier life of this task already ran. Each
+ * turn is started under an idempotency key (run, seq, attempt, cut-off count), stored with the
+ * turn before it starts, so a task taken over after a crash finds the turn that ran: one that
+ * ended with a result is used as it is, never run again; one still running is waited for; one
+ * that the crash or a shutdown cut off does not count, and the attempt runs under the next key.
+ */
+async function attemptTurn(
+  context: EngineContext,
+  options: { readonly run: WorkflowRunRow; readonly task: WorkflowTaskRow; readonly attempt: number; readonly request: TurnRequest; readonly entry: RunningTask },
+): Promise<AttemptTurn> {
+  const { run, task, attempt, request, entry } = options;
+  const id = taskId(run.id, task.seq);
+  for (let cutOff = 0; cutOff < MAX_CUT_OFF_TURNS; cutOff += 1) {
+    const key = `${run.id}/${task.seq}/${attempt}${cutOff === 0 ? '' : `.${cutOff}`}`;
+    const submission = await context.turns().submitTurn(request, { idempotency: { scope: 'workflow-task', key } });
+    let turnId: string;
+    if (submission.kind === 'started') {
+      const turn = submission.run;
+      turnId = turn.id;
+      entry.turn = turn;
+      context.metrics.workflowTaskAttempts.inc();
+      await context.store.startAttempt({ runId: run.id, seq: task.seq, turnId, event: { type: 'task.started', taskId: id, label: task.label, turnId, attempt } });
+      await turn.done;
+      entry.turn = undefined;
+    } else {
+      turnId = submission.turnId;
+      // Shown as started if the earlier life stopped before it could say so.
+      await context.store.startAttempt({ runId: run.id, seq: task.seq, turnId, event: { type: 'task.started', taskId: id, label: task.label, turnId, attempt } });
+    }
+    const record = await context.turns().getTurn(turnId);
+    if (record.status === 'running' || record.status === 'queued' || record.status === 'requires_action') {
+      throw new NotYet(`task ${id}'s turn ${turnId} is still running; it is waited for`);
+    }
+    if (record.status === 'interrupted' || (record.status === 'cancelled' && cancelReason(record) === 'shutdown')) {
+      if (submission.kind === 'started') throw new NotYet('the service shut down during the task');
+      continue;
+    }
+    return { turnId, record };
+  }
+  throw new Error(`task ${id}'s attempt ${attempt} was cut off by ${MAX_CUT_OFF_TURNS} shutdowns or crashes`);
+}
+
+/** Why a cancelled turn was cancelled (`cancel_requested`, `shutdown` …), from its stored error. */
+function cancelReason(record: TurnRecord): string | undefined {
+  return record.status === 'cancelled' ? record.error?.reason : undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
+import { crashPoint } from '../durable/crash-points.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError } from '../service-error.js';
@@ -9,7 +10,7 @@ import type { TurnService } from '../turns/turn-service.js';
 import { checkWebhookUrl } from '../webhooks/check-webhook-url.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { advanceRun } from './advance-run.js';
-import { ADVANCE_QUEUE, TASK_QUEUE, wakeRun, type EngineContext } from './engine-context.js';
+import { ADVANCE_QUEUE, TASK_QUEUE, type EngineContext } from './engine-context.js';
 import { runTask } from './run-task.js';
 import type { ScriptRunner } from './script/script-runner.js';
 import { showWebhookAttempt } from './show-webhook-attempt.js';
@@ -81,8 +82,8 @@ export class WorkflowEngine {
   async start(turns: TurnService): Promise<void> {
     this.#turns = turns;
     const { durable, settings } = this.#context;
-    await durable.defineQueue({ name: ADVANCE_QUEUE, policy: 'stately', leaseSeconds: 60, retryLimit: 50, retryDelaySeconds: 1, backoff: true });
-    await durable.defineQueue({ name: TASK_QUEUE, policy: 'standard', leaseSeconds: settings.taskLeaseSeconds, retryLimit: 100_000, retryDelaySeconds: 2, backoff: false });
+    await durable.defineQueue({ name: ADVANCE_QUEUE, policy: 'stately', retryLimit: 50, retryDelaySeconds: 1, backoff: true });
+    await durable.defineQueue({ name: TASK_QUEUE, policy: 'standard', retryLimit: 100_000, retryDelaySeconds: 2, backoff: false });
     await durable.work({ queue: ADVANCE_QUEUE, concurrency: 4, handler: (job) => advanceRun(this.#context, job.payload['runId'] as string) });
     await durable.work({ queue: TASK_QUEUE, concurrency: settings.taskSlots, handler: (job) => runTask(this.#context, job) });
     this.#timer = setInterval(() => {
@@ -136,7 +137,8 @@ export class WorkflowEngine {
       },
       { type: 'workflow.started', agentId: request.agent.id, title: request.title, concurrency, maxAgentCalls },
     );
-    if (created.created) await wakeRun(this.#context, id);
+    // Its first step's job was stored with it.
+    if (created.created) crashPoint('workflow.created');
     return this.getRun(created.id);
   }
 
@@ -166,10 +168,8 @@ export class WorkflowEngine {
     if (!requested && !options.idempotent) {
       throw new ServiceError({ statusCode: 409, code: 'workflow_not_running', message: `workflow "${id}" ${run.status === 'running' ? 'is already being cancelled' : `has already ended (${run.status})`}` });
     }
-    if (requested) {
-      this.#abortLocalTasks([id]);
-      await wakeRun(this.#context, id);
-    }
+    // The cancel was stored with the job that steps the run.
+    if (requested) this.#abortLocalTasks([id]);
     return this.getRun(id);
   }
 

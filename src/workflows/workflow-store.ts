@@ -1,5 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DurableWork, EnqueueOptions } from '../durable/durable-work.js';
+import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
 import type { StoredWorkflowEvent, WorkflowEventBody } from './workflow-events.js';
+import { advanceJob, taskJob } from './workflow-queues.js';
 import type { WorkflowRunRow, WorkflowTables, WorkflowTaskRow, WorkflowTaskState } from './workflow-tables.js';
 
 type Db = Kysely<WorkflowTables> | Transaction<WorkflowTables>;
@@ -18,28 +21,45 @@ export interface StepWrite {
   readonly cancelQueued: boolean;
   readonly finish?: { readonly status: 'completed' | 'failed' | 'cancelled'; readonly resultJson: string | null; readonly errorJson: string | null };
   readonly events: readonly WorkflowEventBody[];
+  /** Further jobs the step calls for (the run's webhook when it ends), enqueued in its transaction. */
+  readonly jobs: readonly EnqueueOptions[];
 }
 
-/** Workflow runs, their tasks and their events, in the store's database (SQLite or PostgreSQL). */
+/**
+ * Workflow runs, their tasks and their events, in the store's database (SQLite or PostgreSQL).
+ * Every write that calls for more work enqueues its job in the same transaction: a run is
+ * created with its first step's job, a task is dispatched with its task job, a settled task or a
+ * cancel wakes its run, an ended run stores its webhook. No crash can leave one without the other.
+ */
 export class WorkflowStore {
   readonly #db: Kysely<WorkflowTables>;
+  readonly #durable: DurableWork;
   readonly #now: () => string;
 
-  constructor(options: { readonly db: Kysely<WorkflowTables>; readonly now: () => string }) {
+  constructor(options: { readonly db: Kysely<WorkflowTables>; readonly durable: DurableWork; readonly now: () => string }) {
     this.#db = options.db;
+    this.#durable = options.durable;
     this.#now = options.now;
   }
 
-  /** Inserts the run with its `workflow.started` event; on a second start for the same tool call, returns the first run's id instead. */
+  #transaction<T>(write: (trx: Transaction<WorkflowTables>, enqueue: EnqueueWithin) => Promise<T>): Promise<T> {
+    return transactionWithJobs({ db: this.#db, durable: this.#durable }, write);
+  }
+
+  /**
+   * Inserts the run with its `workflow.started` event and its first step's job; on a second
+   * start for the same tool call, returns the first run's id instead.
+   */
   async createRun(row: WorkflowRunRow, started: WorkflowEventBody): Promise<{ created: boolean; id: string }> {
     if (row.source_call_id !== null) {
       const existing = await this.findRunByCall(row.agent_id, row.source_call_id);
       if (existing !== undefined) return { created: false, id: existing };
     }
     try {
-      await this.#db.transaction().execute(async (trx) => {
+      await this.#transaction(async (trx, enqueue) => {
         await trx.insertInto('workflow_runs').values(row).execute();
         await appendEvents(trx, row.id, [started], this.#now());
+        await enqueue(advanceJob(row.id));
       });
       return { created: true, id: row.id };
     } catch (error) {
@@ -85,20 +105,6 @@ export class WorkflowStore {
     return Number(row?.count ?? 0);
   }
 
-  /** Running runs of the agent with calls waiting for a slot. */
-  async runsWaitingForSlots(agentId: string): Promise<string[]> {
-    const rows = await this.#db
-      .selectFrom('workflow_tasks')
-      .innerJoin('workflow_runs', 'workflow_runs.id', 'workflow_tasks.run_id')
-      .select('workflow_tasks.run_id')
-      .distinct()
-      .where('workflow_tasks.agent_id', '=', agentId)
-      .where('workflow_tasks.state', '=', 'queued')
-      .where('workflow_runs.status', '=', 'running')
-      .execute();
-    return rows.map((row) => row.run_id);
-  }
-
   appendEvent(runId: string, body: WorkflowEventBody): Promise<void> {
     return this.#db.transaction().execute((trx) => appendEvents(trx, runId, [body], this.#now()));
   }
@@ -115,10 +121,13 @@ export class WorkflowStore {
     return rows.map((row) => ({ seq: row.seq, type: row.type, json: row.body }));
   }
 
-  /** Writes a step if the run is still at `write.version`; false when another step got there first. */
+  /**
+   * Writes a step if the run is still at `write.version`, with a job for each task it
+   * dispatches and the jobs it calls for; false when another step got there first.
+   */
   async commitStep(runId: string, write: StepWrite): Promise<boolean> {
     const now = this.#now();
-    return this.#db.transaction().execute(async (trx) => {
+    return this.#transaction(async (trx, enqueue) => {
       const bumped = await trx
         .updateTable('workflow_runs')
         .set({
@@ -148,6 +157,8 @@ export class WorkflowStore {
         await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).execute();
       }
       await appendEvents(trx, runId, write.events, now);
+      for (const seq of write.dispatch) await enqueue(taskJob(runId, seq));
+      for (const job of write.jobs) await enqueue(job);
       return true;
     });
   }
@@ -165,12 +176,13 @@ export class WorkflowStore {
     return result.numUpdatedRows > 0n;
   }
 
-  /** Records an attempt's turn and its `task.started` event. */
+  /** Records an attempt's turn and its `task.started` event, once: a turn already recorded is left as it is. */
   async startAttempt(options: { readonly runId: string; readonly seq: number; readonly turnId: string; readonly event: WorkflowEventBody }): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       const task = await trx.selectFrom('workflow_tasks').select('turn_ids_json').where('run_id', '=', options.runId).where('seq', '=', options.seq).executeTakeFirstOrThrow();
-      const turnIds = [...(JSON.parse(task.turn_ids_json) as string[]), options.turnId];
-      await trx.updateTable('workflow_tasks').set({ turn_ids_json: JSON.stringify(turnIds) }).where('run_id', '=', options.runId).where('seq', '=', options.seq).execute();
+      const recorded = JSON.parse(task.turn_ids_json) as string[];
+      if (recorded.includes(options.turnId)) return;
+      await trx.updateTable('workflow_tasks').set({ turn_ids_json: JSON.stringify([...recorded, options.turnId]) }).where('run_id', '=', options.runId).where('seq', '=', options.seq).execute();
       await appendEvents(trx, options.runId, [options.event], this.#now());
     });
   }
@@ -185,7 +197,8 @@ export class WorkflowStore {
 
   /**
    * Settles a task, once: only while it is not settled yet, and as `cancelled` instead when the
-   * run was cancelled or ended meanwhile (a late result is ignored). Returns the state written.
+   * run was cancelled or ended meanwhile (a late result is ignored). With it go the jobs that
+   * wake the run and the agent's other runs waiting for a free task slot. Returns the state written.
    */
   async settleTask(options: {
     readonly runId: string;
@@ -197,8 +210,8 @@ export class WorkflowStore {
     readonly event: WorkflowEventBody | undefined;
   }): Promise<WorkflowTaskState | undefined> {
     const now = this.#now();
-    return this.#db.transaction().execute(async (trx) => {
-      const run = await trx.selectFrom('workflow_runs').select(['status', 'cancel_requested']).where('id', '=', options.runId).executeTakeFirst();
+    return this.#transaction(async (trx, enqueue) => {
+      const run = await trx.selectFrom('workflow_runs').select(['status', 'cancel_requested', 'agent_id']).where('id', '=', options.runId).executeTakeFirst();
       const ignored = run === undefined || run.status !== 'running' || run.cancel_requested === 1;
       const state: WorkflowTaskState = ignored ? 'cancelled' : options.state;
       const result = await trx
@@ -210,6 +223,9 @@ export class WorkflowStore {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return undefined;
       if (!ignored && options.event !== undefined) await appendEvents(trx, options.runId, [options.event], now);
+      await enqueue(advanceJob(options.runId));
+      // A slot of the agent came free: its runs waiting for one may go on.
+      if (run !== undefined) for (const waiting of await runsWaitingForSlots(trx, run.agent_id)) if (waiting !== options.runId) await enqueue(advanceJob(waiting));
       return state;
     });
   }
@@ -234,28 +250,29 @@ export class WorkflowStore {
     return rows.map((row) => row.id);
   }
 
-  /** Sets the cancel flag of a running run; false when it is not running. */
-  async requestCancel(runId: string): Promise<boolean> {
-    const result = await this.#db.updateTable('workflow_runs').set({ cancel_requested: 1 }).where('id', '=', runId).where('status', '=', 'running').where('cancel_requested', '=', 0).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  /** Ends a run outside a step (a webhook can still follow); false when it had already ended. */
-  async markRunFinished(runId: string, finish: NonNullable<StepWrite['finish']>, event: WorkflowEventBody): Promise<boolean> {
-    const now = this.#now();
-    return this.#db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('workflow_runs')
-        .set({ status: finish.status, finished_at: now, result_json: finish.resultJson, error_json: finish.errorJson, version: sql`version + 1` })
-        .where('id', '=', runId)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
+  /** Sets the cancel flag of a running run, with the job that steps it; false when it is not running. */
+  requestCancel(runId: string): Promise<boolean> {
+    return this.#transaction(async (trx, enqueue) => {
+      const result = await trx.updateTable('workflow_runs').set({ cancel_requested: 1 }).where('id', '=', runId).where('status', '=', 'running').where('cancel_requested', '=', 0).executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
-      await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).execute();
-      await appendEvents(trx, runId, [event], now);
+      await enqueue(advanceJob(runId));
       return true;
     });
   }
+}
+
+/** Running runs of the agent with calls waiting for a slot. */
+async function runsWaitingForSlots(db: Db, agentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('workflow_tasks')
+    .innerJoin('workflow_runs', 'workflow_runs.id', 'workflow_tasks.run_id')
+    .select('workflow_tasks.run_id')
+    .distinct()
+    .where('workflow_tasks.agent_id', '=', agentId)
+    .where('workflow_tasks.state', '=', 'queued')
+    .where('workflow_runs.status', '=', 'running')
+    .execute();
+  return rows.map((row) => row.run_id);
 }
 
 /** Numbers and stores events in the caller's transaction; the run row's counter serialises writers. */

@@ -61,6 +61,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ MAX_CONCURRENT_TURNS: '0x10' })).toThrow(/MAX_CONCURRENT_TURNS: must be a whole number in decimal digits/);
   });
 
+  it('arms crash points only in a test process, refuses a lease shorter than pg-boss\'s heartbeat, and the runtime refuses an unknown point', async () => {
+    expect(() => loadConfig({ TEST_CRASH_AT: 'workflow.created' })).toThrow(/TEST_CRASH_AT: .*refused unless NODE_ENV=test/);
+    expect(loadConfig({ TEST_CRASH_AT: 'workflow.created, workflow.task-settled', NODE_ENV: 'test' }).durable.testCrashAt).toEqual(['workflow.created', 'workflow.task-settled']);
+    expect(loadConfig({}).durable).toMatchObject({ testCrashAt: [], leaseSeconds: 15 });
+    expect(() => loadConfig({ DURABLE_LEASE_SECONDS: '5' })).toThrow(/DURABLE_LEASE_SECONDS:/);
+    const { armCrashPoints } = await import('../../src/durable/crash-points.js');
+    expect(() => {
+      armCrashPoints(['workflow.nowhere']);
+    }).toThrow(/no crash point named workflow.nowhere; there are workflow.created, /);
+  });
+
   it('refuses a request timeout shorter than the headers timeout', () => {
     expect(loadConfig({}).http).toMatchObject({ requestTimeoutMs: 10_000, headersTimeoutMs: 5_000 });
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '3000' })).toThrow(/REQUEST_TIMEOUT_MS: must be at least HEADERS_TIMEOUT_MS/);

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import type { DurableJob, DurableQueueOptions, DurableWork } from '../../src/durable/durable-work.js';
 import { openDurableWork } from '../../src/durable/open-durable-work.js';
+import { transactionWithJobs } from '../../src/durable/transaction-with-jobs.js';
 import { openStoreDatabase, openTurnStoreOn, type StoreDatabase } from '../../src/store/open-turn-store.js';
 import type { TurnStore } from '../../src/store/turn-store.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
@@ -14,6 +15,9 @@ const logger = pino({ level: 'silent' });
 
 interface Backend {
   readonly name: string;
+  readonly database: StoreDatabase;
+  /** The lease each replica's jobs hold: short on SQLite, pg-boss's shortest heartbeat on PostgreSQL. */
+  readonly leaseSeconds: number;
   /** Opens one "replica": its own durable work over the shared database. */
   replica(): Promise<DurableWork>;
   close(): Promise<void>;
@@ -23,22 +27,24 @@ async function sqliteBackend(): Promise<Backend> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'durable-sqlite-'));
   const database = await openStoreDatabase({ databaseUrl: undefined, dataDir });
   const store = await openTurnStoreOn(database);
-  return backendOver({ name: 'sqlite', database, store, databaseUrl: undefined, cleanup: () => rm(dataDir, { recursive: true, force: true }) });
+  return backendOver({ name: 'sqlite', database, store, databaseUrl: undefined, leaseSeconds: 2, cleanup: () => rm(dataDir, { recursive: true, force: true }) });
 }
 
 async function postgresBackend(): Promise<Backend> {
   const schema: PostgresSchema = await createPostgresSchema();
   const database = await openStoreDatabase({ databaseUrl: schema.url, dataDir: tmpdir() });
   const store = await schema.whileSchemasAreStable(() => openTurnStoreOn(database));
-  return backendOver({ name: 'postgres', database, store, databaseUrl: schema.url, cleanup: () => schema.drop() });
+  return backendOver({ name: 'postgres', database, store, databaseUrl: schema.url, leaseSeconds: 10, cleanup: () => schema.drop() });
 }
 
-function backendOver(options: { name: string; database: StoreDatabase; store: TurnStore; databaseUrl: string | undefined; cleanup: () => Promise<void> }): Backend {
+function backendOver(options: { name: string; database: StoreDatabase; store: TurnStore; databaseUrl: string | undefined; leaseSeconds: number; cleanup: () => Promise<void> }): Backend {
   const opened: DurableWork[] = [];
   return {
     name: options.name,
+    database: options.database,
+    leaseSeconds: options.leaseSeconds,
     async replica() {
-      const work = await openDurableWork({ database: options.database, databaseUrl: options.databaseUrl, superviseSeconds: 1, clock: systemClock, logger });
+      const work = await openDurableWork({ database: options.database, databaseUrl: options.databaseUrl, superviseSeconds: 1, leaseSeconds: options.leaseSeconds, clock: systemClock, logger });
       opened.push(work);
       return work;
     },
@@ -53,7 +59,6 @@ function backendOver(options: { name: string; database: StoreDatabase; store: Tu
 const queue = (name: string, overrides: Partial<DurableQueueOptions> = {}): DurableQueueOptions => ({
   name,
   policy: 'standard',
-  leaseSeconds: 60,
   retryLimit: 3,
   retryDelaySeconds: 1,
   backoff: false,
@@ -105,6 +110,37 @@ describe.each([
     expect(seen.filter((job) => job.queue === 'plain').map((job) => job.payload['n']).sort()).toEqual([1, 2, 3, 4, 5]);
     expect(seen.find((job) => job.queue === 'keyed')?.payload).toEqual({ first: true });
     expect(seen.every((job) => job.attempt === 1)).toBe(true);
+  });
+
+  it('keeps a job enqueued in a store transaction only if that transaction commits, and shows it to workers only then', async () => {
+    const backend = await start();
+    const work = await backend.replica();
+    await work.defineQueue(queue('outbox'));
+    await work.defineQueue(queue('outbox-keyed', { policy: 'stately' }));
+    const seen: DurableJob[] = [];
+    await work.work({ queue: 'outbox', concurrency: 2, handler: (job) => record(seen, job) });
+    await work.work({ queue: 'outbox-keyed', concurrency: 1, handler: (job) => record(seen, job) });
+    const { db } = backend.database;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await work.enqueue({ queue: 'outbox', payload: { kept: false } }, trx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const kept = await transactionWithJobs({ db, durable: work }, async (_trx, enqueue) => {
+      const id = await enqueue({ queue: 'outbox', payload: { kept: true } });
+      expect(await enqueue({ queue: 'outbox-keyed', payload: { key: 'first' }, singletonKey: 'k' })).toEqual(expect.any(String));
+      expect(await enqueue({ queue: 'outbox-keyed', payload: { key: 'second' }, singletonKey: 'k' })).toBeNull();
+      // Longer than a poll: no worker may see a job its transaction has not committed.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(seen).toEqual([]);
+      return id;
+    });
+    await until(() => seen.length === 2, 'the two committed jobs');
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(seen.map((job) => job.payload)).toEqual(expect.arrayContaining([{ kept: true }, { key: 'first' }]));
+    expect(seen).toHaveLength(2);
+    expect(seen.find((job) => job.queue === 'outbox')?.id).toBe(kept);
   });
 
   it('retries a handler that throws, with the attempt number, until it succeeds', async () => {
@@ -186,25 +222,53 @@ describe.each([
     expect(peak).toBe(3);
   });
 
-  it("takes over a job whose replica stopped answering once its lease runs out", async () => {
+  it('takes over, within a lease and a supervise pass, a job whose replica stopped renewing it', async () => {
     const backend = await start();
     const dead = await backend.replica();
-    await dead.defineQueue(queue('leased', { leaseSeconds: 1, retryLimit: 5, retryDelaySeconds: 1 }));
+    await dead.defineQueue(queue('leased', { retryLimit: 5, retryDelaySeconds: 1 }));
     let deadStarted = false;
-    // This replica's handler never finishes, as if its process had frozen or died.
+    // This replica's handler never finishes; its runner then stops (and so stops renewing the
+    // lease), as when its process dies.
     await dead.work({ queue: 'leased', concurrency: 1, handler: () => {
       deadStarted = true;
       return new Promise<void>(() => undefined);
     } });
     await dead.enqueue({ queue: 'leased', payload: { what: 'takeover' } });
     await until(() => deadStarted, 'the first replica to start the job');
+    await dead.stop();
+    const stoppedAt = performance.now();
 
     const alive = await backend.replica();
-    await alive.defineQueue(queue('leased', { leaseSeconds: 1, retryLimit: 5, retryDelaySeconds: 1 }));
+    await alive.defineQueue(queue('leased', { retryLimit: 5, retryDelaySeconds: 1 }));
     const taken: DurableJob[] = [];
     await alive.work({ queue: 'leased', concurrency: 1, handler: (job) => record(taken, job) });
     await until(() => taken.length === 1, 'the second replica to take the job over', 30_000);
     expect(taken[0]?.payload).toEqual({ what: 'takeover' });
     expect(taken[0]?.attempt).toBeGreaterThan(1);
-  });
+    // Not before the lease ran out: the first replica had renewed it until it stopped.
+    expect(performance.now() - stoppedAt).toBeGreaterThan(backend.leaseSeconds * 1000 - 5_000);
+  }, 60_000);
+
+  it('keeps a job whose handler outlives its lease with that handler, renewing the lease, while another replica waits', async () => {
+    const backend = await start();
+    const first = await backend.replica();
+    const second = await backend.replica();
+    const long = queue('long', { retryLimit: 5, retryDelaySeconds: 1 });
+    await first.defineQueue(long);
+    await second.defineQueue(long);
+    const runs: { replica: string; attempt: number }[] = [];
+    let finished = 0;
+    const handler = (replica: string) => async (job: DurableJob) => {
+      runs.push({ replica, attempt: job.attempt });
+      await new Promise((resolve) => setTimeout(resolve, backend.leaseSeconds * 2_500));
+      finished += 1;
+    };
+    await first.work({ queue: 'long', concurrency: 1, handler: handler('first') });
+    await first.enqueue({ queue: 'long', payload: {} });
+    await until(() => runs.length === 1, 'the first replica to start the job');
+    await second.work({ queue: 'long', concurrency: 1, handler: handler('second') });
+    await until(() => finished === 1, 'the long handler to finish', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(runs).toEqual([{ replica: 'first', attempt: 1 }]);
+  }, 90_000);
 });

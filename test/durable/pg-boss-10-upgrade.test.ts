@@ -13,8 +13,8 @@ import { createPostgresSchema, TEST_POSTGRES_URL, type PostgresSchema } from '..
 import { waitUntil } from '../support/wait-until.js';
 
 const silent = pino({ level: 'silent' });
-const plain: DurableQueueOptions = { name: 'plain', policy: 'standard', leaseSeconds: 60, retryLimit: 3, retryDelaySeconds: 1, backoff: false };
-const keyed: DurableQueueOptions = { name: 'keyed', policy: 'stately', leaseSeconds: 60, retryLimit: 3, retryDelaySeconds: 1, backoff: false };
+const plain: DurableQueueOptions = { name: 'plain', policy: 'standard', retryLimit: 3, retryDelaySeconds: 1, backoff: false };
+const keyed: DurableQueueOptions = { name: 'keyed', policy: 'stately', retryLimit: 3, retryDelaySeconds: 1, backoff: false };
 
 /** Runs SQL on the test server, outside any store. */
 async function query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
@@ -68,7 +68,7 @@ describe('upgrading a database that pg-boss 10 ran on', () => {
   let store: TurnStore;
   const opened: DurableWork[] = [];
   const open = async (logger = silent): Promise<DurableWork> => {
-    const work = await openDurableWork({ database, databaseUrl: schema.url, superviseSeconds: 1, clock: systemClock, logger });
+    const work = await openDurableWork({ database, databaseUrl: schema.url, superviseSeconds: 1, leaseSeconds: 10, clock: systemClock, logger });
     opened.push(work);
     return work;
   };

@@ -39,8 +39,10 @@ export async function startServiceProcess(options: {
   readonly startTimeoutMs?: number;
   /** The entry to run, relative to the repository: `src/server.ts` (through tsx) unless given, e.g. the built `dist/src/server.js`. */
   readonly entry?: string;
+  /** The data folder of an earlier process (a restart); a new one under the temp folder otherwise. */
+  readonly dataDir?: string;
 }): Promise<ServiceProcess> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), `turn-runtime-${options.instanceId}-`));
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), `turn-runtime-${options.instanceId}-`)));
   // Commands run as the sandbox's unprivileged user, who must pass through the data folder.
   await chmod(dataDir, 0o711);
   const port = await freePort();
