@@ -133,6 +133,8 @@ export async function createRuntime(options: {
       clock,
       logger: logger.child({ component: 'background-jobs' }),
       instanceId,
+      // One process owns a SQLite file: every job a driver held at start is its previous life's.
+      soleProcess: database.dialect === 'sqlite',
     });
     const schedules = new ScheduleService({ db: viewTables<ScheduleTables>(database), durable, webhooks, store, clock, logger: logger.child({ component: 'schedules' }) });
     const webFetchCaches = new AgentCaches({ create: () => new WebFetchCache({ clock }), maxAgents: 256 });

@@ -4,15 +4,14 @@ import type { Clock } from '../clock.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import type { TurnStore } from '../store/turn-store.js';
 import type { TurnRun } from '../turns/turn-run.js';
-import type { BackgroundJobEventBody } from './background-job-events.js';
 import type { BackgroundJobTables } from './background-job-tables.js';
 import { driveBackgroundJob, type JobFinishOutcome, type JobTurnStarter } from './drive-background-job.js';
 import { runEvery } from '../concurrency/run-every.js';
+import { WAKE_QUEUE, wakeJob } from './wake-job.js';
 
-const WAKE_QUEUE = 'background-job-wake';
 const HEARTBEAT_MS = 5_000;
 /** A job whose owner has not said it is alive for this long is taken over by another process. */
-const STALE_AFTER_MS = 30_000;
+const STALE_AFTER_MS = 20_000;
 const SWEEP_MS = 10_000;
 
 /**
@@ -27,7 +26,7 @@ export class BackgroundJobDrivers {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #instanceId: string;
-  readonly #emit: (jobId: string, body: BackgroundJobEventBody) => Promise<void>;
+  readonly #soleProcess: boolean;
   readonly #finish: (jobId: string, outcome: JobFinishOutcome) => Promise<boolean>;
   readonly #driving = new Map<string, { promise: Promise<void>; run: TurnRun | undefined }>();
   readonly #stopping = new AbortController();
@@ -41,8 +40,8 @@ export class BackgroundJobDrivers {
     readonly clock: Clock;
     readonly logger: Logger;
     readonly instanceId: string;
-    /** Appends an event of the job. */
-    readonly emit: (jobId: string, body: BackgroundJobEventBody) => Promise<void>;
+    /** The only process on the store (SQLite): the jobs any earlier driver held are its previous life's. */
+    readonly soleProcess: boolean;
     /** Ends the job as its driver says (see `JobDriverContext.finish`). */
     readonly finish: (jobId: string, outcome: JobFinishOutcome) => Promise<boolean>;
   }) {
@@ -52,7 +51,7 @@ export class BackgroundJobDrivers {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#instanceId = options.instanceId;
-    this.#emit = options.emit;
+    this.#soleProcess = options.soleProcess;
     this.#finish = options.finish;
   }
 
@@ -60,7 +59,13 @@ export class BackgroundJobDrivers {
   async start(options: { readonly turns: JobTurnStarter }): Promise<void> {
     this.#turns = options.turns;
     await this.#durable.defineQueue({ name: WAKE_QUEUE, policy: 'stately', retryLimit: 5, retryDelaySeconds: 2, backoff: true });
-    await this.#db.updateTable('background_jobs').set({ owner: null }).where('owner', '=', this.#instanceId).where('status', '=', 'running').execute();
+    // Take back the jobs this process's previous life drove (on SQLite, whatever it was called).
+    await this.#db
+      .updateTable('background_jobs')
+      .set({ owner: null })
+      .where('status', '=', 'running')
+      .$if(!this.#soleProcess, (query) => query.where('owner', '=', this.#instanceId))
+      .execute();
     await this.#durable.work({ queue: WAKE_QUEUE, concurrency: 2, handler: (job) => this.#claim(typeof job.payload['jobId'] === 'string' ? job.payload['jobId'] : '') });
     await this.#sweep();
     this.#every(HEARTBEAT_MS, 'job heartbeat', () => this.#heartbeat());
@@ -69,7 +74,7 @@ export class BackgroundJobDrivers {
 
   /** Asks for the job to be claimed and driven (at most one wake waits per job). */
   async wake(jobId: string): Promise<void> {
-    await this.#durable.enqueue({ queue: WAKE_QUEUE, payload: { jobId }, singletonKey: jobId });
+    await this.#durable.enqueue(wakeJob(jobId));
   }
 
   /** Aborts the job's running turn when this process drives it (another replica's driver sees the stop itself). */
@@ -107,7 +112,6 @@ export class BackgroundJobDrivers {
       clock: this.#clock,
       logger: this.#logger.child({ jobId }),
       signal: this.#stopping.signal,
-      emit: (body) => this.#emit(jobId, body),
       finish: (outcome) => this.#finish(jobId, outcome),
       setRunning: (run) => {
         entry.run = run;

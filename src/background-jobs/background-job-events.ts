@@ -48,26 +48,23 @@ export interface StoredJobEvent {
   readonly json: string;
 }
 
-const APPEND_ATTEMPTS = 8;
-
 /**
- * Appends one event with the next seq. Any replica may append (a message, a stop, a webhook
- * attempt) while the owner appends turn events, so a seq taken meanwhile is tried again.
+ * Appends an event to the job's log, numbered after the last one. In the caller's transaction
+ * when `db` is one (so the event commits with the change it tells of), else in its own. The
+ * job's row is locked first, so appenders of one job take turns and the next number is free.
  */
 export async function appendJobEvent(options: { readonly db: Kysely<BackgroundJobTables>; readonly clock: Clock; readonly jobId: string; readonly body: BackgroundJobEventBody }): Promise<void> {
   const { db, jobId } = options;
-  for (let attempt = 1; ; attempt += 1) {
-    const last = await db.selectFrom('background_job_events').select((eb) => eb.fn.max('seq').as('seq')).where('job_id', '=', jobId).executeTakeFirst();
-    const seq = (last?.seq ?? 0) + 1;
-    const { type, ...fields } = options.body;
-    const event = { type, jobId, seq, at: options.clock.now().toISOString(), ...fields };
-    try {
-      await db.insertInto('background_job_events').values({ job_id: jobId, seq, type, body: JSON.stringify(event) }).execute();
-      return;
-    } catch (error) {
-      if (attempt >= APPEND_ATTEMPTS) throw error;
-    }
+  if (!db.isTransaction) {
+    await db.transaction().execute((trx) => appendJobEvent({ ...options, db: trx }));
+    return;
   }
+  await db.updateTable('background_jobs').set((eb) => ({ message_count: eb.ref('message_count') })).where('id', '=', jobId).execute();
+  const last = await db.selectFrom('background_job_events').select((eb) => eb.fn.max('seq').as('seq')).where('job_id', '=', jobId).executeTakeFirst();
+  const seq = (last?.seq ?? 0) + 1;
+  const { type, ...fields } = options.body;
+  const event = { type, jobId, seq, at: options.clock.now().toISOString(), ...fields };
+  await db.insertInto('background_job_events').values({ job_id: jobId, seq, type, body: JSON.stringify(event) }).execute();
 }
 
 export async function listJobEvents(options: { readonly db: Kysely<BackgroundJobTables>; readonly jobId: string; readonly afterSeq: number; readonly limit: number }): Promise<StoredJobEvent[]> {

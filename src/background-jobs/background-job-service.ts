@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { crashPoint } from '../durable/crash-points.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import type { WorkRequest } from '../turns/work-request.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
 import { checkWebhookUrl } from '../webhooks/check-webhook-url.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { announceJobEnd } from './announce-job-end.js';
 import { BackgroundJobDrivers } from './background-job-drivers.js';
 import { appendJobEvent, jobEndedBefore, type BackgroundJobEventBody, type StoredJobEvent } from './background-job-events.js';
 import type { BackgroundJobRecord } from './background-job-record.js';
@@ -43,11 +43,13 @@ export class BackgroundJobService {
     readonly clock: Clock;
     readonly logger: Logger;
     readonly instanceId: string;
+    /** Whether this process is the only one on the store (SQLite): at start it takes back every job, whoever drove it. */
+    readonly soleProcess: boolean;
   }) {
     this.#db = options.db;
     this.#webhooks = options.webhooks;
     this.#clock = options.clock;
-    this.#jobs = new BackgroundJobStore({ db: options.db, clock: options.clock });
+    this.#jobs = new BackgroundJobStore({ db: options.db, clock: options.clock, durable: options.durable, webhooks: options.webhooks });
     this.#drivers = new BackgroundJobDrivers({
       db: options.db,
       durable: options.durable,
@@ -55,7 +57,7 @@ export class BackgroundJobService {
       clock: options.clock,
       logger: options.logger,
       instanceId: options.instanceId,
-      emit: (jobId, body) => this.#emit(jobId, body),
+      soleProcess: options.soleProcess,
       finish: (jobId, outcome) => this.#finish(jobId, outcome),
     });
   }
@@ -87,8 +89,8 @@ export class BackgroundJobService {
       sourceCallId: options.sourceCallId,
       createdAt: now,
     });
-    await this.#emit(id, { type: 'job.started', agentId: request.agent.id, title: options.title });
-    await this.#drivers.wake(id);
+    // Stored with its job.started event and the job that wakes a driver.
+    crashPoint('background-job.created');
     return this.get(id);
   }
 
@@ -110,7 +112,6 @@ export class BackgroundJobService {
     const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
     const queued = await this.#jobs.queueMessage({ jobId, messageId, text: options.text, agentId: options.agentId });
     if (!queued) throw await this.#whyNotRunning(jobId, options.agentId);
-    await this.#emit(jobId, { type: 'job.message_queued', messageId, text: options.text });
     return this.get(jobId);
   }
 
@@ -120,7 +121,6 @@ export class BackgroundJobService {
     const stopped = await this.#jobs.markStopped({ jobId, agentId: options.agentId });
     if (!stopped) throw await this.#whyNotRunning(jobId, options.agentId);
     this.#drivers.cancelRunningTurn(jobId);
-    await this.#ended(jobId, 'stopped', { type: 'job.stopped' });
     return this.get(jobId);
   }
 
@@ -148,14 +148,11 @@ export class BackgroundJobService {
     return jobNotRunning(jobId, row.status);
   }
 
+  /** Ends the job, with its terminal event and webhook in the same transaction. */
   async #finish(jobId: string, outcome: JobFinishOutcome): Promise<boolean> {
     if (!(await this.#jobs.markFinished({ jobId, outcome }))) return false;
-    await this.#ended(jobId, outcome.status, outcome.status === 'completed' ? { type: 'job.completed', output: outcome.output } : { type: 'job.failed', error: outcome.error });
+    crashPoint('background-job.finished');
     return true;
-  }
-
-  async #ended(jobId: string, status: 'completed' | 'failed' | 'stopped', body: BackgroundJobEventBody): Promise<void> {
-    await announceJobEnd({ db: this.#db, clock: this.#clock, webhooks: this.#webhooks, jobId, status, body });
   }
 
   async #emit(jobId: string, body: BackgroundJobEventBody): Promise<void> {

@@ -1,47 +1,67 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
+import type { DurableWork } from '../durable/durable-work.js';
+import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
 import type { WorkRequest } from '../turns/work-request.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { appendJobEvent, type BackgroundJobEventBody } from './background-job-events.js';
 import { toBackgroundJobRecord, type BackgroundJobRecord } from './background-job-record.js';
 import type { BackgroundJobTables } from './background-job-tables.js';
 import type { JobFinishOutcome } from './drive-background-job.js';
+import { jobEndWebhook } from './job-end-webhook.js';
+import { wakeJob } from './wake-job.js';
 
 /**
  * The jobs and their queued messages as the service reads and changes them: a new job, its
  * record, a message for its next turn, and its end. Each change of a job that may have ended
- * meanwhile is made only while it runs, and says whether it was.
+ * meanwhile is made only while it runs, and says whether it was. A change that calls for more
+ * work commits with it: a new job with its `job.started` event and the job that wakes a driver,
+ * an end with its terminal event and its webhook.
  */
 export class BackgroundJobStore {
   readonly #db: Kysely<BackgroundJobTables>;
   readonly #clock: Clock;
+  readonly #durable: DurableWork;
+  readonly #webhooks: WebhookService;
 
-  constructor(options: { readonly db: Kysely<BackgroundJobTables>; readonly clock: Clock }) {
+  constructor(options: { readonly db: Kysely<BackgroundJobTables>; readonly clock: Clock; readonly durable: DurableWork; readonly webhooks: WebhookService }) {
     this.#db = options.db;
     this.#clock = options.clock;
+    this.#durable = options.durable;
+    this.#webhooks = options.webhooks;
   }
 
-  /** Stores a new running job that no process drives yet. */
+  #transaction<T>(write: (trx: Transaction<BackgroundJobTables>, enqueue: EnqueueWithin) => Promise<T>): Promise<T> {
+    return transactionWithJobs({ db: this.#db, durable: this.#durable }, write);
+  }
+
+  /** Stores a new running job that no process drives yet, its `job.started` event, and the job that wakes a driver for it. */
   async insert(options: { readonly id: string; readonly request: WorkRequest; readonly title: string; readonly instructions: string; readonly sourceTurnId?: string | undefined; readonly sourceCallId?: string | undefined; readonly createdAt: string }): Promise<void> {
     const { request } = options;
-    await this.#db
-      .insertInto('background_jobs')
-      .values({
-        id: options.id,
-        agent_id: request.agent.id,
-        title: options.title,
-        instructions: options.instructions,
-        request_json: JSON.stringify(request),
-        status: 'running',
-        output: null,
-        error_json: null,
-        message_count: 0,
-        owner: null,
-        heartbeat_at: null,
-        source_turn_id: options.sourceTurnId ?? null,
-        source_call_id: options.sourceCallId ?? null,
-        created_at: options.createdAt,
-        finished_at: null,
-      })
-      .execute();
+    await this.#transaction(async (trx, enqueue) => {
+      await trx
+        .insertInto('background_jobs')
+        .values({
+          id: options.id,
+          agent_id: request.agent.id,
+          title: options.title,
+          instructions: options.instructions,
+          request_json: JSON.stringify(request),
+          status: 'running',
+          output: null,
+          error_json: null,
+          message_count: 0,
+          owner: null,
+          heartbeat_at: null,
+          source_turn_id: options.sourceTurnId ?? null,
+          source_call_id: options.sourceCallId ?? null,
+          created_at: options.createdAt,
+          finished_at: null,
+        })
+        .execute();
+      await appendJobEvent({ db: trx, clock: this.#clock, jobId: options.id, body: { type: 'job.started', agentId: request.agent.id, title: options.title } });
+      await enqueue(wakeJob(options.id));
+    });
   }
 
   /** The job as shown, with its turns and waiting messages; undefined when there is none (of `agentId`, when given). */
@@ -65,7 +85,7 @@ export class BackgroundJobStore {
     return this.#db.selectFrom('background_jobs').select(['status', 'agent_id']).where('id', '=', jobId).executeTakeFirst();
   }
 
-  /** Queues a message for the job's next turn; false unless the job (of `agentId`, when given) runs. */
+  /** Queues a message for the job's next turn, with its `job.message_queued` event; false unless the job (of `agentId`, when given) runs. */
   async queueMessage(options: { readonly jobId: string; readonly messageId: string; readonly text: string; readonly agentId?: string | undefined }): Promise<boolean> {
     const { jobId } = options;
     return this.#db.transaction().execute(async (trx) => {
@@ -79,31 +99,50 @@ export class BackgroundJobStore {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await trx.insertInto('background_job_messages').values({ id: options.messageId, job_id: jobId, text: options.text, turn_index: null, created_at: this.#clock.now().toISOString() }).execute();
+      await appendJobEvent({ db: trx, clock: this.#clock, jobId, body: { type: 'job.message_queued', messageId: options.messageId, text: options.text } });
       return true;
     });
   }
 
-  /** Ends the job `stopped`; false unless the job (of `agentId`, when given) runs. */
-  async markStopped(options: { readonly jobId: string; readonly agentId?: string | undefined }): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('background_jobs')
-      .set({ status: 'stopped', finished_at: this.#clock.now().toISOString() })
-      .where('id', '=', options.jobId)
-      .where('status', '=', 'running')
-      .$if(options.agentId !== undefined, (query) => query.where('agent_id', '=', options.agentId ?? ''))
-      .executeTakeFirst();
-    return result.numUpdatedRows !== 0n;
+  /** Ends the job `stopped`, with its `job.stopped` event and its webhook; false unless the job (of `agentId`, when given) runs. */
+  markStopped(options: { readonly jobId: string; readonly agentId?: string | undefined }): Promise<boolean> {
+    return this.#transaction(async (trx, enqueue) => {
+      const result = await trx
+        .updateTable('background_jobs')
+        .set({ status: 'stopped', finished_at: this.#clock.now().toISOString() })
+        .where('id', '=', options.jobId)
+        .where('status', '=', 'running')
+        .$if(options.agentId !== undefined, (query) => query.where('agent_id', '=', options.agentId ?? ''))
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await this.#announceEnd(trx, enqueue, options.jobId, 'stopped', { type: 'job.stopped' });
+      return true;
+    });
   }
 
-  /** Ends the job as its driver says, if it still runs and, for completion, no message came since; false otherwise. */
-  async markFinished(options: { readonly jobId: string; readonly outcome: JobFinishOutcome }): Promise<boolean> {
-    const { outcome } = options;
+  /**
+   * Ends the job as its driver says, with its terminal event and its webhook, if it still runs
+   * and, for completion, no message came since; false otherwise.
+   */
+  markFinished(options: { readonly jobId: string; readonly outcome: JobFinishOutcome }): Promise<boolean> {
+    const { outcome, jobId } = options;
     const finishedAt = this.#clock.now().toISOString();
-    const query = this.#db.updateTable('background_jobs').where('id', '=', options.jobId).where('status', '=', 'running');
-    const result =
-      outcome.status === 'completed'
-        ? await query.set({ status: 'completed', output: outcome.output, finished_at: finishedAt }).where('message_count', '=', outcome.messageCount).executeTakeFirst()
-        : await query.set({ status: 'failed', error_json: JSON.stringify(outcome.error), finished_at: finishedAt }).executeTakeFirst();
-    return result.numUpdatedRows !== 0n;
+    return this.#transaction(async (trx, enqueue) => {
+      const query = trx.updateTable('background_jobs').where('id', '=', jobId).where('status', '=', 'running');
+      const result =
+        outcome.status === 'completed'
+          ? await query.set({ status: 'completed', output: outcome.output, finished_at: finishedAt }).where('message_count', '=', outcome.messageCount).executeTakeFirst()
+          : await query.set({ status: 'failed', error_json: JSON.stringify(outcome.error), finished_at: finishedAt }).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await this.#announceEnd(trx, enqueue, jobId, outcome.status, outcome.status === 'completed' ? { type: 'job.completed', output: outcome.output } : { type: 'job.failed', error: outcome.error });
+      return true;
+    });
+  }
+
+  async #announceEnd(trx: Transaction<BackgroundJobTables>, enqueue: EnqueueWithin, jobId: string, status: 'completed' | 'failed' | 'stopped', body: BackgroundJobEventBody): Promise<void> {
+    await appendJobEvent({ db: trx, clock: this.#clock, jobId, body });
+    const row = await trx.selectFrom('background_jobs').select(['agent_id', 'request_json']).where('id', '=', jobId).executeTakeFirstOrThrow();
+    const webhook = jobEndWebhook({ webhooks: this.#webhooks, jobId, row, status });
+    if (webhook !== undefined) await enqueue(webhook);
   }
 }

@@ -14,6 +14,16 @@ export const CRASH_POINTS = [
   'workflow.task-turn-ended',
   /** A task is settled; its job has not completed. */
   'workflow.task-settled',
+  /** A background job is stored with its wake job; the answer is not sent yet. */
+  'background-job.created',
+  /** A background job's next turn is recorded (id, index, messages); the turn has not started. */
+  'background-job.turn-recorded',
+  /** A background job's turn has ended; the job has not recorded how. */
+  'background-job.turn-ended',
+  /** A background job recorded how its turn ended; the job has not ended or gone on. */
+  'background-job.turn-settled',
+  /** A background job ended with its event and webhook; its driver has not returned. */
+  'background-job.finished',
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -63,6 +63,12 @@ export interface StartTurnOptions {
   readonly idempotency?: { readonly scope: string; readonly key: string };
   /** The caller's W3C trace context (`traceparent`, `tracestate`): the turn's span joins that trace. */
   readonly traceHeaders?: TraceHeaders;
+  /**
+   * The id to give the turn, for a caller that records it before the start (a background job
+   * stores its next turn's id first, so a crash between the two cannot lose the turn). Pair it
+   * with `idempotency`: a second start of the same turn is then a replay, not a conflict.
+   */
+  readonly turnId?: string;
 }
 
 /** What `submitTurn` did: started a turn in this process, or found the one an idempotency key already made. */
@@ -153,7 +159,7 @@ export class TurnService {
       if (this.#options.turnWebhooks === undefined) throw invalidRequest([{ path: ['webhook'], message: 'this server sends no webhooks' }]);
       this.#options.turnWebhooks.check(webhook.url);
     }
-    const turnId = this.#options.newTurnId();
+    const turnId = options.turnId ?? this.#options.newTurnId();
     const turnLogger = logger.child({ turnId, agentId: request.agent.id });
     const home = agentHomePath({ dataDir: config.dataDir, agentId: request.agent.id });
     const plan = await planTurn({

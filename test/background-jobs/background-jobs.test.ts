@@ -127,3 +127,46 @@ describe('background jobs over HTTP (SQLite)', () => {
     expect((await getJson(`${runtime.baseUrl}/background-jobs?agentId=`)).status).toBe(400);
   });
 });
+
+describe('a background job whose agent is busy', () => {
+  it('waits for the agent instead of failing (AGENT_QUEUE_LIMIT=0: a second turn of a busy agent is refused)', async () => {
+    const provider = await startFakeResponsesProvider();
+    const runtime = await startTestRuntime({ env: { OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test', MODEL_MAX_RETRIES: '0', AGENT_QUEUE_LIMIT: '0' } });
+    try {
+      const held = heldAnswer();
+      provider.enqueue({ text: 'the direct turn', headersAfter: held.answered }, { text: 'the job answer' });
+      const direct = fetch(`${runtime.baseUrl}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ agent: { id: 'busy' }, input: 'hold on', model: { name: 'fake-model' } }),
+      });
+      await provider.waitForRequest(1);
+      // The condition the job meets: another turn of the agent is refused, not queued.
+      const refused = await fetch(`${runtime.baseUrl}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ agent: { id: 'busy' }, input: 'me too', model: { name: 'fake-model' } }),
+      });
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('agent_busy');
+      const created = await postJson(`${runtime.baseUrl}/background-jobs`, { agent: { id: 'busy' }, title: 'Later', instructions: 'Answer when free.', model: { name: 'fake-model' } });
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      // Longer than a retry: the job is still running, and its turn has not started.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const waiting = (await getJson(`${runtime.baseUrl}/background-jobs/${id}`)).body;
+      expect(waiting.status).toBe('running');
+      expect(provider.requests).toHaveLength(1);
+      held.answer();
+      expect((await direct).status).toBe(200);
+      const done = await waitUntil('the job to end', async () => {
+        const record = (await getJson(`${runtime.baseUrl}/background-jobs/${id}`)).body;
+        return record.status === 'running' ? undefined : record;
+      });
+      expect(done).toMatchObject({ status: 'completed', output: 'the job answer' });
+    } finally {
+      await runtime.close();
+      await provider.close();
+    }
+  }, 30_000);
+});
