@@ -24,6 +24,10 @@ export const CRASH_POINTS = [
   'background-job.turn-settled',
   /** A background job ended with its event and webhook; its driver has not returned. */
   'background-job.finished',
+  /** A schedule fire is claimed (recorded with its turn's id, its start job and the next fire's job); nothing started yet. */
+  'schedule.fire-claimed',
+  /** A fire's turn has started; the fire is not recorded started yet. */
+  'schedule.fire-turn-started',
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -1,21 +1,15 @@
 import type { Logger } from 'pino';
 import type { DurableWork } from '../durable/durable-work.js';
+import { FIRE_QUEUE, FIRE_START_QUEUE, fireJob, type FirePayload, type FireStartPayload } from './schedule-jobs.js';
 import type { ScheduleStore } from './schedule-store.js';
-import type { ScheduleTables } from './schedule-tables.js';
 
-const FIRE_QUEUE = 'schedule-fire';
 const SWEEP_MS = 60_000;
 
-/** A fire's durable job: the schedule, the due time it fires for, and the generation it was queued at. */
-export interface FirePayload {
-  readonly scheduleId: string;
-  readonly dueAt: string;
-  readonly generation: number;
-}
-
 /**
- * The durable queue of schedule fires: each fire is a job due at its time, taken by whichever
- * worker of whichever replica; a fire lost between claim and queue is found by a sweep.
+ * The durable queues of schedule fires: each fire is a job due at its time, taken by whichever
+ * worker of whichever replica, and a claimed fire's turn is started by a job of its own. Each is
+ * written with the change that calls for it; a sweep queues the next fire of every active
+ * schedule once a minute all the same (deduplicated), for schedules stored before that was so.
  */
 export class ScheduleFireQueue {
   readonly #durable: DurableWork;
@@ -29,10 +23,12 @@ export class ScheduleFireQueue {
     this.#logger = options.logger;
   }
 
-  /** Hands each fire to `handler`, queues the fires due, and sweeps again every minute. */
-  async start(options: { readonly handler: (payload: FirePayload) => Promise<void> }): Promise<void> {
+  /** Hands each fire to `fire` and each claimed fire's start to `start`, queues the fires due, and sweeps again every minute. */
+  async start(options: { readonly fire: (payload: FirePayload) => Promise<void>; readonly start: (payload: FireStartPayload) => Promise<void> }): Promise<void> {
     await this.#durable.defineQueue({ name: FIRE_QUEUE, policy: 'stately', retryLimit: 3, retryDelaySeconds: 1, backoff: true });
-    await this.#durable.work({ queue: FIRE_QUEUE, concurrency: 8, handler: (job) => options.handler(job.payload as unknown as FirePayload) });
+    await this.#durable.defineQueue({ name: FIRE_START_QUEUE, policy: 'standard', retryLimit: 10, retryDelaySeconds: 1, backoff: true });
+    await this.#durable.work({ queue: FIRE_QUEUE, concurrency: 4, handler: (job) => options.fire(job.payload as unknown as FirePayload) });
+    await this.#durable.work({ queue: FIRE_START_QUEUE, concurrency: 4, handler: (job) => options.start(job.payload as unknown as FireStartPayload) });
     await this.#sweep();
     const timer = setInterval(() => {
       this.#sweep().catch((error: unknown) => {
@@ -47,16 +43,11 @@ export class ScheduleFireQueue {
     for (const timer of this.#timers) clearInterval(timer);
   }
 
-  /** Queues the schedule's next fire, if it is active and has one (one job per generation and due time). */
-  async queue(row: Pick<ScheduleTables['schedules'], 'id' | 'status' | 'next_fire_at' | 'generation'>): Promise<void> {
-    if (row.status !== 'active' || row.next_fire_at === null) return;
-    const payload: FirePayload = { scheduleId: row.id, dueAt: row.next_fire_at, generation: row.generation };
-    await this.#durable.enqueue({ queue: FIRE_QUEUE, payload: { ...payload }, runAt: new Date(row.next_fire_at), singletonKey: `${row.id}:${payload.generation}:${payload.dueAt}` });
-  }
-
-  /** Queues the next fire of every active schedule (deduplicated): a fire lost between claim and queue is found here. */
   async #sweep(): Promise<void> {
     const rows = await this.#schedules.listActive();
-    for (const row of rows) await this.queue(row);
+    for (const row of rows) {
+      const job = fireJob(row);
+      if (job !== undefined) await this.#durable.enqueue(job);
+    }
   }
 }

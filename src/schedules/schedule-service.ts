@@ -14,7 +14,7 @@ import { ScheduleFireQueue } from './schedule-fire-queue.js';
 import { toScheduleRecord, type ScheduleRecord } from './schedule-record.js';
 import { ScheduleStore } from './schedule-store.js';
 import type { ScheduleTables } from './schedule-tables.js';
-import type { ScheduleTurnStarter } from './start-fire-turn.js';
+import { startFireTurn, type ScheduleTurnStarter } from './start-fire-turn.js';
 
 export const MAX_LISTED_SCHEDULES = 100;
 
@@ -32,7 +32,6 @@ export class ScheduleService {
   readonly #logger: Logger;
   readonly #schedules: ScheduleStore;
   readonly #fireQueue: ScheduleFireQueue;
-  readonly #stopping = new AbortController();
   #turns: ScheduleTurnStarter | undefined;
 
   constructor(options: { readonly db: Kysely<ScheduleTables>; readonly durable: DurableWork; readonly webhooks: WebhookService; readonly store: TurnStore; readonly clock: Clock; readonly logger: Logger }) {
@@ -40,29 +39,19 @@ export class ScheduleService {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#schedules = new ScheduleStore({ db: options.db });
+    this.#schedules = new ScheduleStore({ db: options.db, durable: options.durable });
     this.#fireQueue = new ScheduleFireQueue({ durable: options.durable, schedules: this.#schedules, logger: options.logger });
   }
 
   async start(options: { readonly turns: ScheduleTurnStarter }): Promise<void> {
     this.#turns = options.turns;
     await this.#fireQueue.start({
-      handler: (payload) =>
-        fireSchedule({
-          payload,
-          schedules: this.#schedules,
-          fireQueue: this.#fireQueue,
-          turnStore: this.#store,
-          turns: this.#turns,
-          clock: this.#clock,
-          logger: this.#logger,
-          signal: this.#stopping.signal,
-        }),
+      fire: (payload) => fireSchedule({ payload, schedules: this.#schedules, turnStore: this.#store, clock: this.#clock }),
+      start: (payload) => startFireTurn({ start: payload, schedules: this.#schedules, turnStore: this.#store, turns: this.#turns, clock: this.#clock, logger: this.#logger }),
     });
   }
 
   close(): void {
-    this.#stopping.abort();
     this.#fireQueue.close();
   }
 
@@ -88,8 +77,8 @@ export class ScheduleService {
       source_turn_id: input.sourceTurnId ?? null,
       created_at: now.toISOString(),
     };
+    // Stored with its first fire's job.
     await this.#schedules.insert(row);
-    await this.#fireQueue.queue(row);
     return this.get(id);
   }
 
@@ -120,8 +109,8 @@ export class ScheduleService {
     if (row.status === 'paused') {
       const next = row.kind === 'once' ? row.at : (nextCronFire({ expression: row.cron ?? '', timeZone: row.time_zone, after: this.#clock.now() })?.toISOString() ?? null);
       const updated: ScheduleTables['schedules'] = { ...row, status: next === null ? 'done' : 'active', next_fire_at: next, generation: row.generation + 1 };
-      const changed = await this.#schedules.changeAtGeneration({ id, generation: row.generation, set: { status: updated.status, next_fire_at: next, generation: updated.generation } });
-      if (changed) await this.#fireQueue.queue(updated);
+      // Changed with its next fire's job.
+      await this.#schedules.changeAtGeneration({ id, generation: row.generation, set: { status: updated.status, next_fire_at: next, generation: updated.generation } });
     }
     return this.get(id);
   }

@@ -1,4 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { DurableWork } from '../durable/durable-work.js';
+import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
+import { fireJob, fireStartJob, type FireStartPayload } from './schedule-jobs.js';
 import type { ScheduleTables } from './schedule-tables.js';
 
 type ScheduleRow = ScheduleTables['schedules'];
@@ -7,17 +10,30 @@ type FireRow = ScheduleTables['schedule_fires'];
 /**
  * Schedules and their fires as the service reads and changes them. A change of a schedule is
  * made at the generation it was read at (compare and set): pause and resume bump it, so a
- * fire queued before either is recognised as stale.
+ * fire queued before either is recognised as stale. A change that calls for a fire's job
+ * commits with it: a new or resumed schedule with its next fire, a claimed fire with the next
+ * one and the job that starts its turn.
  */
 export class ScheduleStore {
   readonly #db: Kysely<ScheduleTables>;
+  readonly #durable: DurableWork;
 
-  constructor(options: { readonly db: Kysely<ScheduleTables> }) {
+  constructor(options: { readonly db: Kysely<ScheduleTables>; readonly durable: DurableWork }) {
     this.#db = options.db;
+    this.#durable = options.durable;
   }
 
+  #transaction<T>(write: (trx: Transaction<ScheduleTables>, enqueue: EnqueueWithin) => Promise<T>): Promise<T> {
+    return transactionWithJobs({ db: this.#db, durable: this.#durable }, write);
+  }
+
+  /** Stores a schedule with the job of its first fire. */
   async insert(row: ScheduleRow): Promise<void> {
-    await this.#db.insertInto('schedules').values(row).execute();
+    await this.#transaction(async (trx, enqueue) => {
+      await trx.insertInto('schedules').values(row).execute();
+      const job = fireJob(row);
+      if (job !== undefined) await enqueue(job);
+    });
   }
 
   async readRow(id: string): Promise<ScheduleRow | undefined> {
@@ -43,10 +59,15 @@ export class ScheduleStore {
     return rows.map((row) => row.id);
   }
 
-  /** Changes the schedule if it is still at `generation`; false when it was not. */
-  async changeAtGeneration(options: { readonly id: string; readonly generation: number; readonly set: Pick<ScheduleRow, 'status' | 'next_fire_at' | 'generation'> }): Promise<boolean> {
-    const result = await this.#db.updateTable('schedules').set(options.set).where('id', '=', options.id).where('generation', '=', options.generation).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /** Changes the schedule if it is still at `generation`, with the job of the next fire that leaves it; false when it was not. */
+  changeAtGeneration(options: { readonly id: string; readonly generation: number; readonly set: Pick<ScheduleRow, 'status' | 'next_fire_at' | 'generation'> }): Promise<boolean> {
+    return this.#transaction(async (trx, enqueue) => {
+      const result = await trx.updateTable('schedules').set(options.set).where('id', '=', options.id).where('generation', '=', options.generation).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      const job = fireJob({ id: options.id, ...options.set });
+      if (job !== undefined) await enqueue(job);
+      return true;
+    });
   }
 
   /** Deletes the schedule and its fires. */
@@ -62,18 +83,19 @@ export class ScheduleStore {
 
   /**
    * Claims the fire due at `dueAt`: moves the active schedule's next fire on from it (compare
-   * and set, at `generation`) and records the fire, in one transaction. False when another
-   * delivery claimed it first or the schedule changed meanwhile.
+   * and set, at `generation`) and records the fire, with the job of the next fire and, for a
+   * fire that starts a turn, the turn's id and the job that starts it, in one transaction.
+   * False when another delivery claimed it first or the schedule changed meanwhile.
    */
-  async claimFire(options: {
+  claimFire(options: {
     readonly scheduleId: string;
     readonly generation: number;
     readonly dueAt: string;
     readonly next: Pick<ScheduleRow, 'next_fire_at' | 'status'>;
-    readonly fire: Pick<FireRow, 'at' | 'outcome'>;
+    readonly fire: Pick<FireRow, 'at' | 'outcome' | 'turn_id'>;
   }): Promise<boolean> {
     const { scheduleId, dueAt } = options;
-    return this.#db.transaction().execute(async (trx) => {
+    return this.#transaction(async (trx, enqueue) => {
       const result = await trx
         .updateTable('schedules')
         .set({ next_fire_at: options.next.next_fire_at, status: options.next.status })
@@ -83,24 +105,45 @@ export class ScheduleStore {
         .where('generation', '=', options.generation)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
-      await trx.insertInto('schedule_fires').values({ schedule_id: scheduleId, due_at: dueAt, at: options.fire.at, outcome: options.fire.outcome, turn_id: null, error: null }).execute();
+      await trx.insertInto('schedule_fires').values({ schedule_id: scheduleId, due_at: dueAt, at: options.fire.at, outcome: options.fire.outcome, turn_id: options.fire.turn_id, error: null }).execute();
+      const next = fireJob({ id: scheduleId, status: options.next.status, next_fire_at: options.next.next_fire_at, generation: options.generation });
+      if (next !== undefined) await enqueue(next);
+      if (options.fire.outcome === 'starting') await enqueue(fireStartJob({ scheduleId, dueAt }));
       return true;
     });
   }
 
-  /** Sets when the fire was last handled: a fire waiting behind earlier ones says it is alive. */
-  async touchFire(options: { readonly scheduleId: string; readonly dueAt: string; readonly at: string }): Promise<void> {
-    await this.#db.updateTable('schedule_fires').set({ at: options.at }).where('schedule_id', '=', options.scheduleId).where('due_at', '=', options.dueAt).execute();
+  /** The fire of the schedule due at `dueAt`. */
+  readFire(options: { readonly scheduleId: string; readonly dueAt: string }): Promise<FireRow | undefined> {
+    return this.#db.selectFrom('schedule_fires').selectAll().where('schedule_id', '=', options.scheduleId).where('due_at', '=', options.dueAt).executeTakeFirst();
   }
 
-  /** Records the turn the fire started. */
-  async markFireStarted(options: { readonly scheduleId: string; readonly dueAt: string; readonly turnId: string }): Promise<void> {
-    await this.#db.updateTable('schedule_fires').set({ outcome: 'started', turn_id: options.turnId }).where('schedule_id', '=', options.scheduleId).where('due_at', '=', options.dueAt).execute();
+  /**
+   * A fire that cannot start yet (behind earlier fires, or the service full): says it is alive
+   * and has its start job look again at `runAt`, in one transaction. No handler waits meanwhile.
+   */
+  async putOffFire(options: { readonly start: FireStartPayload; readonly at: string; readonly runAt: Date }): Promise<void> {
+    const { start } = options;
+    await this.#transaction(async (trx, enqueue) => {
+      await trx.updateTable('schedule_fires').set({ at: options.at }).where('schedule_id', '=', start.scheduleId).where('due_at', '=', start.dueAt).execute();
+      await enqueue(fireStartJob(start, options.runAt));
+    });
   }
 
-  /** Records why the fire could not start its turn. */
+  /** Records that the fire's turn started (its id was recorded when the fire was claimed). */
+  async markFireStarted(options: { readonly scheduleId: string; readonly dueAt: string }): Promise<void> {
+    await this.#db.updateTable('schedule_fires').set({ outcome: 'started' }).where('schedule_id', '=', options.scheduleId).where('due_at', '=', options.dueAt).where('outcome', '=', 'starting').execute();
+  }
+
+  /** Records why the fire could not start its turn (it has none). */
   async markFireFailed(options: { readonly scheduleId: string; readonly dueAt: string; readonly error: string }): Promise<void> {
-    await this.#db.updateTable('schedule_fires').set({ outcome: 'failed', error: options.error }).where('schedule_id', '=', options.scheduleId).where('due_at', '=', options.dueAt).execute();
+    await this.#db
+      .updateTable('schedule_fires')
+      .set({ outcome: 'failed', turn_id: null, error: options.error })
+      .where('schedule_id', '=', options.scheduleId)
+      .where('due_at', '=', options.dueAt)
+      .where('outcome', '=', 'starting')
+      .execute();
   }
 
   /** Up to 5 fires due before `beforeDueAt` that were starting or started a turn, newest first. */

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heldAnswer, startFakeResponsesProvider } from '../support/fake-responses-provider.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../support/test-runtime.js';
 import { getJson, postJson, waitUntil } from '../support/wait-until.js';
 
@@ -246,5 +247,43 @@ describe('schedules over HTTP (SQLite)', () => {
     const tools = (await getJson(`${runtime.baseUrl}/turns/${fireTurn.id}/tools`)).body.tools.map((tool: { name: string }) => tool.name);
     expect(tools).toEqual(['check_back_later', 'cron']);
     await fetch(`${runtime.baseUrl}/schedules/${morning.id}`, { method: 'DELETE' });
+  }, 30_000);
+});
+
+describe('a fire the service puts off', () => {
+  it('is tried again with backoff while the service is full, then starts: not failed (MAX_CONCURRENT_TURNS=1)', async () => {
+    const provider = await startFakeResponsesProvider();
+    const runtime = await startTestRuntime({ env: { OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test', MODEL_MAX_RETRIES: '0', MAX_CONCURRENT_TURNS: '1' } });
+    try {
+      const held = heldAnswer();
+      provider.enqueue({ text: 'the direct turn', headersAfter: held.answered });
+      const direct = fetch(`${runtime.baseUrl}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ agent: { id: 'other' }, input: 'hold on', model: { name: 'fake-model' } }),
+      });
+      await provider.waitForRequest(1);
+      const created = await postJson(`${runtime.baseUrl}/schedules`, { agent: { id: 'patient' }, kind: 'once', delaySeconds: 1, prompt: 'wake up', model: { script: [{ text: 'awake' }] } });
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      const fires = async () => ((await getJson(`${runtime.baseUrl}/schedules/${id}`)).body as { fires: Fire[] }).fires;
+      // Put off at least twice (1 s, then 2 s): still starting, not failed.
+      await pause(4_000);
+      expect((await fires()).map((fire) => fire.outcome)).toEqual(['starting']);
+      held.answer();
+      expect((await direct).status).toBe(200);
+      const started = await waitUntil('the fire to start', async () => {
+        const [fire] = await fires();
+        return fire?.outcome === 'started' ? fire : undefined;
+      });
+      const turn = await waitUntil('its turn to end', async () => {
+        const record = (await getJson(`${runtime.baseUrl}/turns/${String(started.turnId)}`)).body;
+        return record.status === 'running' ? undefined : record;
+      });
+      expect(turn).toMatchObject({ status: 'completed', output: 'awake', scheduleId: id });
+    } finally {
+      await runtime.close();
+      await provider.close();
+    }
   }, 30_000);
 });
