@@ -80,7 +80,7 @@ export class BackgroundJobService {
     if (request.webhook !== undefined) this.checkWebhook(request.webhook.url, ['webhook', 'url']);
     const id = `job_${randomUUID().replaceAll('-', '')}`;
     const now = this.#clock.now().toISOString();
-    await this.#jobs.insert({
+    const stored = await this.#jobs.insert({
       id,
       request: withoutJobTools(request),
       title: options.title,
@@ -89,9 +89,10 @@ export class BackgroundJobService {
       sourceCallId: options.sourceCallId,
       createdAt: now,
     });
-    // Stored with its job.started event and the job that wakes a driver.
+    // Stored with its job.started event and the job that wakes a driver (or, for a tool call
+    // made again, the job it made the first time).
     crashPoint('background-job.created');
-    return this.get(id);
+    return this.get(stored);
   }
 
   async get(jobId: string, agentId?: string): Promise<BackgroundJobRecord> {

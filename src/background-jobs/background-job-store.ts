@@ -35,8 +35,32 @@ export class BackgroundJobStore {
     return transactionWithJobs({ db: this.#db, durable: this.#durable }, write);
   }
 
-  /** Stores a new running job that no process drives yet, its `job.started` event, and the job that wakes a driver for it. */
-  async insert(options: { readonly id: string; readonly request: WorkRequest; readonly title: string; readonly instructions: string; readonly sourceTurnId?: string | undefined; readonly sourceCallId?: string | undefined; readonly createdAt: string }): Promise<void> {
+  /**
+   * Stores a new running job that no process drives yet, its `job.started` event, and the job
+   * that wakes a driver for it. A job started by a tool call is keyed by its turn and call: a
+   * second insert for the same call answers the first job's id instead.
+   */
+  async insert(options: { readonly id: string; readonly request: WorkRequest; readonly title: string; readonly instructions: string; readonly sourceTurnId?: string | undefined; readonly sourceCallId?: string | undefined; readonly createdAt: string }): Promise<string> {
+    const { sourceTurnId, sourceCallId } = options;
+    const bySource = async (): Promise<string | undefined> => {
+      if (sourceTurnId === undefined || sourceCallId === undefined) return undefined;
+      const row = await this.#db.selectFrom('background_jobs').select('id').where('source_turn_id', '=', sourceTurnId).where('source_call_id', '=', sourceCallId).executeTakeFirst();
+      return row?.id;
+    };
+    const existing = await bySource();
+    if (existing !== undefined) return existing;
+    try {
+      await this.#insertNew(options);
+      return options.id;
+    } catch (error) {
+      // Two inserts for one call raced: the unique index let one through.
+      const raced = await bySource();
+      if (raced !== undefined) return raced;
+      throw error;
+    }
+  }
+
+  async #insertNew(options: Parameters<BackgroundJobStore['insert']>[0]): Promise<void> {
     const { request } = options;
     await this.#transaction(async (trx, enqueue) => {
       await trx

@@ -17,6 +17,8 @@ export interface NewSchedule {
   readonly overlap?: 'skip' | 'enqueue' | undefined;
   readonly missed?: 'skip' | 'run_once' | undefined;
   readonly sourceTurnId?: string;
+  /** The tool call that made it: a second create for the same (turn, call) answers the first schedule. */
+  readonly sourceCallId?: string;
 }
 
 /**

@@ -31,6 +31,7 @@ export const scheduleRecordSchema = z
     fires: z.array(scheduleFireSchema).describe('The last 20 fires, newest first.'),
     createdAt: z.string(),
     sourceTurnId: z.string().optional().describe('The turn whose schedule tool call created it.'),
+    sourceCallId: z.string().optional().describe('That tool call: one schedule per (turn, call).'),
   })
   .meta({ id: 'Schedule' });
 
@@ -54,5 +55,6 @@ export function toScheduleRecord(row: ScheduleTables['schedules'], fires: readon
     fires: fires.map((fire) => ({ at: fire.at, dueAt: fire.due_at, turnId: fire.turn_id, outcome: fire.outcome as ScheduleFire['outcome'], error: fire.error })),
     createdAt: row.created_at,
     ...(row.source_turn_id === null ? {} : { sourceTurnId: row.source_turn_id }),
+    ...(row.source_call_id === null ? {} : { sourceCallId: row.source_call_id }),
   };
 }

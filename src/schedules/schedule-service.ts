@@ -75,11 +75,11 @@ export class ScheduleService {
       next_fire_at: firstFire.toISOString(),
       generation: 0,
       source_turn_id: input.sourceTurnId ?? null,
+      source_call_id: input.sourceCallId ?? null,
       created_at: now.toISOString(),
     };
-    // Stored with its first fire's job.
-    await this.#schedules.insert(row);
-    return this.get(id);
+    // Stored with its first fire's job (or, for a tool call made again, the schedule it made the first time).
+    return this.get(await this.#schedules.insert(row));
   }
 
   async get(id: string, agentId?: string): Promise<ScheduleRecord> {

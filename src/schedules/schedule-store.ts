@@ -27,13 +27,32 @@ export class ScheduleStore {
     return transactionWithJobs({ db: this.#db, durable: this.#durable }, write);
   }
 
-  /** Stores a schedule with the job of its first fire. */
-  async insert(row: ScheduleRow): Promise<void> {
-    await this.#transaction(async (trx, enqueue) => {
-      await trx.insertInto('schedules').values(row).execute();
-      const job = fireJob(row);
-      if (job !== undefined) await enqueue(job);
-    });
+  /**
+   * Stores a schedule with the job of its first fire, and answers its id. A schedule made by a
+   * tool call is keyed by its turn and call: a second insert for the same call answers the first
+   * schedule's id instead.
+   */
+  async insert(row: ScheduleRow): Promise<string> {
+    const bySource = async (): Promise<string | undefined> => {
+      if (row.source_turn_id === null || row.source_call_id === null) return undefined;
+      const found = await this.#db.selectFrom('schedules').select('id').where('source_turn_id', '=', row.source_turn_id).where('source_call_id', '=', row.source_call_id).executeTakeFirst();
+      return found?.id;
+    };
+    const existing = await bySource();
+    if (existing !== undefined) return existing;
+    try {
+      await this.#transaction(async (trx, enqueue) => {
+        await trx.insertInto('schedules').values(row).execute();
+        const job = fireJob(row);
+        if (job !== undefined) await enqueue(job);
+      });
+      return row.id;
+    } catch (error) {
+      // Two inserts for one call raced: the unique index let one through.
+      const raced = await bySource();
+      if (raced !== undefined) return raced;
+      throw error;
+    }
   }
 
   async readRow(id: string): Promise<ScheduleRow | undefined> {

@@ -22,6 +22,8 @@ export type ScheduleTables = {
     /** Bumped by pause and resume, so a fire queued before is recognised as stale. */
     generation: number;
     source_turn_id: string | null;
+    /** The tool call that made it; with source_turn_id, unique. */
+    source_call_id: string | null;
     created_at: string;
   };
   schedule_fires: {

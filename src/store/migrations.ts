@@ -341,4 +341,26 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('schedules').ifExists().execute();
     },
   },
+  // Work started by a tool call is keyed by the turn and the call (a call id repeats from turn to
+  // turn): one workflow, background job or schedule per (turn, call), however often it is retried.
+  '2026-12-05-durable-001-source-call-keys': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.dropIndex('workflow_runs_source_call').ifExists().execute();
+      await db.schema.createIndex('workflow_runs_source_call').on('workflow_runs').columns(['source_turn_id', 'source_call_id']).unique().execute();
+      // A retried call may have made a second job before: the first keeps the key.
+      await sql`update background_jobs set source_call_id = null
+        where source_call_id is not null
+          and id not in (select min(id) from background_jobs where source_call_id is not null group by source_turn_id, source_call_id)`.execute(db);
+      await db.schema.createIndex('background_jobs_source_call').on('background_jobs').columns(['source_turn_id', 'source_call_id']).unique().execute();
+      await db.schema.alterTable('schedules').addColumn('source_call_id', 'text').execute();
+      await db.schema.createIndex('schedules_source_call').on('schedules').columns(['source_turn_id', 'source_call_id']).unique().execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('schedules_source_call').ifExists().execute();
+      await db.schema.alterTable('schedules').dropColumn('source_call_id').execute();
+      await db.schema.dropIndex('background_jobs_source_call').ifExists().execute();
+      await db.schema.dropIndex('workflow_runs_source_call').ifExists().execute();
+      await db.schema.createIndex('workflow_runs_source_call').on('workflow_runs').columns(['agent_id', 'source_call_id']).unique().execute();
+    },
+  },
 };

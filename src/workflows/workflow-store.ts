@@ -51,8 +51,9 @@ export class WorkflowStore {
    * start for the same tool call, returns the first run's id instead.
    */
   async createRun(row: WorkflowRunRow, started: WorkflowEventBody): Promise<{ created: boolean; id: string }> {
-    if (row.source_call_id !== null) {
-      const existing = await this.findRunByCall(row.agent_id, row.source_call_id);
+    const source = row.source_turn_id === null || row.source_call_id === null ? undefined : { turnId: row.source_turn_id, callId: row.source_call_id };
+    if (source !== undefined) {
+      const existing = await this.findRunByCall(source.turnId, source.callId);
       if (existing !== undefined) return { created: false, id: existing };
     }
     try {
@@ -64,14 +65,15 @@ export class WorkflowStore {
       return { created: true, id: row.id };
     } catch (error) {
       // Two starts for one call raced: the unique index let one through.
-      const existing = row.source_call_id === null ? undefined : await this.findRunByCall(row.agent_id, row.source_call_id);
+      const existing = source === undefined ? undefined : await this.findRunByCall(source.turnId, source.callId);
       if (existing !== undefined) return { created: false, id: existing };
       throw error;
     }
   }
 
-  async findRunByCall(agentId: string, callId: string): Promise<string | undefined> {
-    const found = await this.#db.selectFrom('workflow_runs').select('id').where('agent_id', '=', agentId).where('source_call_id', '=', callId).executeTakeFirst();
+  /** The run a tool call started: keyed by its turn and call (call ids repeat from turn to turn). */
+  async findRunByCall(turnId: string, callId: string): Promise<string | undefined> {
+    const found = await this.#db.selectFrom('workflow_runs').select('id').where('source_turn_id', '=', turnId).where('source_call_id', '=', callId).executeTakeFirst();
     return found?.id;
   }
 

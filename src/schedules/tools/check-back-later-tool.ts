@@ -32,7 +32,7 @@ export function createCheckBackLaterTool(options: { readonly service: ScheduleSe
     isReadOnly: false,
     isDestructive: false,
     describeActivity: (params) => (params.action === 'create' ? 'Scheduling a check-back' : params.action === 'list' ? 'Listing check-backs' : `Cancelling check-back ${params.schedule_id ?? ''}`),
-    async execute(params): Promise<AgentToolResult> {
+    async execute(params, context): Promise<AgentToolResult> {
       if (params.action === 'list') {
         refuseFields(params, ['delay_seconds', 'at', 'time_zone', 'prompt', 'schedule_id'], 'list');
         const schedules = (await service.list({ agentId, kind: 'once' })).filter((schedule) => schedule.status !== 'done');
@@ -51,7 +51,7 @@ export function createCheckBackLaterTool(options: { readonly service: ScheduleSe
       if ((params.delay_seconds === undefined) === (params.at === undefined)) throw new Error('give exactly one of delay_seconds and at when action is "create"');
       const timeZone = params.time_zone ?? 'UTC';
       const schedule = await asScheduleToolError(() =>
-        service.create({ request, kind: 'once', delaySeconds: params.delay_seconds, at: params.at, timeZone, prompt, sourceTurnId: options.turnId }),
+        service.create({ request, kind: 'once', delaySeconds: params.delay_seconds, at: params.at, timeZone, prompt, sourceTurnId: options.turnId, sourceCallId: context.callId }),
       );
       const receipt = `I'll check back at ${schedule.nextFireDescription ?? schedule.nextFireAt ?? ''}`;
       return {

@@ -34,7 +34,7 @@ export function createCronTool(options: { readonly service: ScheduleService; rea
     isReadOnly: false,
     isDestructive: false,
     describeActivity: (params) => (params.action === 'create' ? `Scheduling "${params.cron ?? ''}"` : params.action === 'list' ? 'Listing schedules' : `${params.action} schedule ${params.schedule_id ?? ''}`),
-    async execute(params): Promise<AgentToolResult> {
+    async execute(params, context): Promise<AgentToolResult> {
       if (params.action === 'list') {
         refuseFields(params, [...CREATE_FIELDS, 'schedule_id'], 'list');
         const schedules = await service.list({ agentId, kind: 'cron' });
@@ -45,7 +45,7 @@ export function createCronTool(options: { readonly service: ScheduleService; rea
         const cron = requireField(params.cron, 'cron', 'create');
         const prompt = requireField(params.prompt, 'prompt', 'create');
         const schedule = await asScheduleToolError(() =>
-          service.create({ request, kind: 'cron', cron, timeZone: params.time_zone ?? 'UTC', prompt, overlap: params.overlap, missed: params.missed, sourceTurnId: options.turnId }),
+          service.create({ request, kind: 'cron', cron, timeZone: params.time_zone ?? 'UTC', prompt, overlap: params.overlap, missed: params.missed, sourceTurnId: options.turnId, sourceCallId: context.callId }),
         );
         const receipt = `I'll run this on "${schedule.cron ?? ''}" (${schedule.timeZone}); first at ${schedule.nextFireDescription ?? ''}`;
         return {
