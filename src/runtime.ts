@@ -41,7 +41,7 @@ import { openTurnSignals } from './turns/coordination/open-turn-signals.js';
 import type { TurnSignals } from './turns/coordination/turn-signals.js';
 import { TurnService } from './turns/turn-service.js';
 import { viewTables } from './store/view-tables.js';
-import { createTurnWebhooks } from './webhooks/turn-webhooks.js';
+import { TurnWebhookOutbox, type TurnWebhookTables } from './webhooks/turn-webhook-outbox.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 import type { WebhookTables } from './webhooks/webhook-tables.js';
 import { BackgroundJobService } from './background-jobs/background-job-service.js';
@@ -112,6 +112,7 @@ export async function createRuntime(options: {
       metrics: observability.metrics,
     });
     await webhooks.start();
+    const turnWebhooks = new TurnWebhookOutbox({ db: viewTables<TurnWebhookTables>(database), durable, webhooks, clock, logger: logger.child({ component: 'turn-webhooks' }) });
     const instanceId = config.instanceId ?? hostname();
     const workflows = new WorkflowEngine({
       store: new WorkflowStore({ db: viewTables<WorkflowTables>(database), durable, now: () => clock.now().toISOString() }),
@@ -217,7 +218,7 @@ export async function createRuntime(options: {
       sharedStore: config.databaseUrl !== undefined,
       signals,
       observability,
-      turnWebhooks: createTurnWebhooks({ webhooks }),
+      turnWebhooks,
     });
     approvals.start({
       accepting: () => !service.draining,
@@ -229,6 +230,7 @@ export async function createRuntime(options: {
     const app = await buildApp({ config, logger, service, approvals, brain: store.brain, clock, workflows, backgroundJobs, schedules, metrics: observability.metrics });
     app.addHook('onClose', async () => {
       approvals.stop();
+      turnWebhooks.close();
       schedules.close();
       await backgroundJobs.close();
       await workflows.close();
@@ -240,6 +242,7 @@ export async function createRuntime(options: {
     });
     await backgroundJobs.start({ turns: service });
     await schedules.start({ turns: service });
+    await turnWebhooks.start();
     return { app, service, store, durable: durableWork, webhooks, workflows, backgroundJobs, schedules, observability };
   } catch (error) {
     await durable?.stop();

@@ -28,6 +28,8 @@ export const CRASH_POINTS = [
   'schedule.fire-claimed',
   /** A fire's turn has started; the fire is not recorded started yet. */
   'schedule.fire-turn-started',
+  /** A turn with a webhook has ended and is stored so; its webhook is not queued yet. */
+  'turn.ended',
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -12,6 +12,7 @@ export interface Database {
   agent_leases: AgentLeasesTable;
   idempotency_keys: IdempotencyKeysTable;
   turn_cancel_requests: TurnCancelRequestsTable;
+  turn_webhooks: TurnWebhooksTable;
 }
 
 export interface TurnsTable {
@@ -98,4 +99,16 @@ export interface TurnCancelRequestsTable {
   turn_id: string;
   reason: string;
   requested_at: string;
+}
+
+/**
+ * A turn's webhook, stored with the turn when it is admitted: the outbox row that, once the turn
+ * has ended (however: completed, failed, cancelled, or interrupted by another replica), is moved
+ * to the durable delivery queue exactly once (`enqueued_at` set in the same transaction).
+ */
+export interface TurnWebhooksTable {
+  turn_id: string;
+  url: string;
+  created_at: string;
+  enqueued_at: string | null;
 }

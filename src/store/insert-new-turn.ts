@@ -35,6 +35,7 @@ export async function insertNewTurn(trx: Kysely<Database>, turn: NewTurn, toolSe
   const providerHash = await toolSets.save(trx, turn.providerToolsJson);
   await queries.insertTurnTools.run(trx, { turnId: record.id, toolsHash, unavailableJson: turn.unavailableJson });
   await queries.insertProviderTools.run(trx, { turnId: record.id, iteration: 1, toolsHash: providerHash });
+  if (turn.webhookUrl !== undefined) await trx.insertInto('turn_webhooks').values({ turn_id: record.id, url: turn.webhookUrl, created_at: record.createdAt, enqueued_at: null }).execute();
 }
 
 /** Where a new turn goes: straight to `running`, or into its agent's queue at (priority, seq). */

@@ -363,4 +363,20 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('workflow_runs_source_call').on('workflow_runs').columns(['agent_id', 'source_call_id']).unique().execute();
     },
   },
+  // A turn's webhook is stored with the turn, and moved to the delivery queue once it has ended.
+  '2026-12-05-durable-002-turn-webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('turn_webhooks')
+        .addColumn('turn_id', 'text', (column) => column.primaryKey().references('turns.id').onDelete('cascade'))
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('enqueued_at', 'text')
+        .execute();
+      await db.schema.createIndex('turn_webhooks_waiting').on('turn_webhooks').columns(['enqueued_at', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('turn_webhooks').ifExists().execute();
+    },
+  },
 };

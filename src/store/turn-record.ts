@@ -61,6 +61,8 @@ export interface NewTurn {
   readonly toolsJson: string;
   readonly unavailableJson: string;
   readonly providerToolsJson: string;
+  /** The turn's webhook: stored with it, and sent once it has ended (see TurnWebhooksTable). */
+  readonly webhookUrl?: string;
 }
 
 /** Which turns `listTurns` answers. */

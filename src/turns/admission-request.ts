@@ -64,6 +64,7 @@ export function admissionFor(options: {
       unavailableJson: JSON.stringify(plan.unavailable),
       providerToolsJson: catalog.providerTools().json,
       ...(plan.task === undefined ? {} : { task: plan.task }),
+      ...(request.webhook === undefined ? {} : { webhookUrl: request.webhook.url }),
     },
     now: () => clock.now().toISOString(),
     startedEvent: started.stored,

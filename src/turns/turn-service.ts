@@ -16,6 +16,7 @@ import { catalogForTurn } from './create-turn-tool-catalog.js';
 import { driveTurn } from './drive-turn.js';
 import { planTurn } from './plan-turn.js';
 import type { TurnWebhooks } from './turn-webhooks.js';
+import { crashPoint } from '../durable/crash-points.js';
 import { followTurnEvents, type EventSink } from './follow-turn-events.js';
 import { isEndedStatus } from './turn-status.js';
 import type { StartTurnRequest } from './turn-origin.js';
@@ -251,19 +252,19 @@ export class TurnService {
     }).finally(() => {
       // A parked turn may already be running again here, as a new run.
       if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
-      if (webhook !== undefined) void this.#sendTurnWebhook(turnId, webhook.url);
+      if (webhook !== undefined) void this.#sendTurnWebhook(turnId);
     });
     return { kind: 'started', run };
   }
 
-  async #sendTurnWebhook(turnId: string, url: string): Promise<void> {
+  /** Moves the ended turn's stored webhook to the delivery queue (a parked turn has not ended: it waits). */
+  async #sendTurnWebhook(turnId: string): Promise<void> {
+    crashPoint('turn.ended');
     try {
-      const record = await this.getTurn(turnId);
-      // A parked turn has not ended: its webhook waits for the end of the resumed run.
-      if (record.status === 'requires_action') return;
-      await this.#options.turnWebhooks?.send({ url, record });
+      await this.#options.turnWebhooks?.ended(turnId);
     } catch (error) {
-      this.#options.logger.error({ err: error, turnId }, 'could not store the webhook of a turn');
+      // The outbox's sweep sends it.
+      this.#options.logger.warn({ err: error, turnId }, 'could not queue the webhook of a turn now; the sweep will');
     }
   }
 
@@ -390,7 +391,7 @@ export class TurnService {
       })
       .finally(() => {
         if (this.#runs.get(turnId) === run) this.#runs.delete(turnId);
-        if (webhookUrl !== undefined) void this.#sendTurnWebhook(turnId, webhookUrl);
+        if (webhookUrl !== undefined) void this.#sendTurnWebhook(turnId);
       });
   }
 }
