@@ -155,19 +155,14 @@ async function attemptTurn(
   for (let cutOff = 0; cutOff < MAX_CUT_OFF_TURNS; cutOff += 1) {
     const key = `${run.id}/${task.seq}/${attempt}${cutOff === 0 ? '' : `.${cutOff}`}`;
     const submission = await context.turns().submitTurn(request, { idempotency: { scope: 'workflow-task', key } });
-    let turnId: string;
+    const turnId = submission.kind === 'started' ? submission.run.id : submission.turnId;
+    // Recorded once: a turn found again (its earlier life stopped before it could say so) is shown started now.
+    await context.store.startAttempt({ runId: run.id, seq: task.seq, turnId, event: { type: 'task.started', taskId: id, label: task.label, turnId, attempt } });
     if (submission.kind === 'started') {
-      const turn = submission.run;
-      turnId = turn.id;
-      entry.turn = turn;
+      entry.turn = submission.run;
       context.metrics.workflowTaskAttempts.inc();
-      await context.store.startAttempt({ runId: run.id, seq: task.seq, turnId, event: { type: 'task.started', taskId: id, label: task.label, turnId, attempt } });
-      await turn.done;
+      await submission.run.done;
       entry.turn = undefined;
-    } else {
-      turnId = submission.turnId;
-      // Shown as started if the earlier life stopped before it could say so.
-      await context.store.startAttempt({ runId: run.id, seq: task.seq, turnId, event: { type: 'task.started', taskId: id, label: task.label, turnId, attempt } });
     }
     const record = await context.turns().getTurn(turnId);
     if (record.status === 'running' || record.status === 'queued' || record.status === 'requires_action') {

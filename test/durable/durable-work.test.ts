@@ -222,7 +222,7 @@ describe.each([
     expect(peak).toBe(3);
   });
 
-  it('takes over, within a lease and a supervise pass, a job whose replica stopped renewing it', async () => {
+  it.concurrent('takes over, within a lease and a supervise pass, a job whose replica stopped renewing it', async () => {
     const backend = await start();
     const dead = await backend.replica();
     await dead.defineQueue(queue('leased', { retryLimit: 5, retryDelaySeconds: 1 }));
@@ -249,7 +249,7 @@ describe.each([
     expect(performance.now() - stoppedAt).toBeGreaterThan(backend.leaseSeconds * 1000 - 5_000);
   }, 60_000);
 
-  it('keeps a job whose handler outlives its lease with that handler, renewing the lease, while another replica waits', async () => {
+  it.concurrent('keeps a job whose handler outlives its lease with that handler, renewing the lease, while another replica waits', async () => {
     const backend = await start();
     const first = await backend.replica();
     const second = await backend.replica();
