@@ -14,6 +14,8 @@ export const CRASH_POINTS = [
   'workflow.task-turn-ended',
   /** A task is settled; its job has not completed. */
   'workflow.task-settled',
+  /** A run has ended, with its webhook's job; the step's job has not completed. */
+  'workflow.finished',
   /** A background job is stored with its wake job; the answer is not sent yet. */
   'background-job.created',
   /** A background job's next turn is recorded (id, index, messages); the turn has not started. */

@@ -159,4 +159,5 @@ async function finish(
   // The run's webhook is stored with its end.
   const webhook = runWebhook(context, run, outcome.status);
   await commit(context, run, { version: run.version, fed, round, newTasks: [], dispatch: [], cancelQueued: true, finish: outcome, events: [event], jobs: webhook === undefined ? [] : [webhook] });
+  crashPoint('workflow.finished');
 }

@@ -287,3 +287,30 @@ describe('a fire the service puts off', () => {
     }
   }, 30_000);
 });
+
+describe('fires waiting behind earlier ones (overlap enqueue)', () => {
+  it('hold no worker: with nine waiting, another schedule still fires on time', async () => {
+    const runtime = await startTestRuntime();
+    try {
+      const create = async (body: Record<string, unknown>) => ((await postJson(`${runtime.baseUrl}/schedules`, { prompt: 'p', ...body })).body as { id: string }).id;
+      // Each fire's turn takes 10 s and a fire is due every second: behind each running fire one
+      // waits, nine in all, more than there are fire workers (4) and start workers (4) together.
+      const slow = await Promise.all(
+        Array.from({ length: 9 }, (_, index) => create({ agent: { id: `slow-${index}` }, kind: 'cron', cron: '* * * * * *', overlap: 'enqueue', model: { script: [{ text: 'slow', delayMs: 10_000 }] } })),
+      );
+      const waiting = async (id: string) => ((await getJson(`${runtime.baseUrl}/schedules/${id}`)).body as { fires: Fire[] }).fires.some((fire) => fire.outcome === 'starting');
+      await waitUntil('a fire waiting behind each', async () => ((await Promise.all(slow.map(waiting))).every(Boolean) ? true : undefined));
+      // Due in 2 s; handled more than 5 s late it would be recorded skipped_missed.
+      const onTime = await create({ agent: { id: 'punctual' }, kind: 'once', delaySeconds: 2, missed: 'skip', model: { script: [{ text: 'on time' }] } });
+      const fire = await waitUntil('the punctual fire', async () => {
+        const [first] = ((await getJson(`${runtime.baseUrl}/schedules/${onTime}`)).body as { fires: Fire[] }).fires;
+        return first !== undefined && first.outcome !== 'starting' ? first : undefined;
+      });
+      expect(fire.outcome).toBe('started');
+      expect(Date.parse(fire.at) - Date.parse(fire.dueAt)).toBeLessThan(5_000);
+      for (const id of slow) await fetch(`${runtime.baseUrl}/schedules/${id}`, { method: 'DELETE' });
+    } finally {
+      await runtime.close();
+    }
+  }, 60_000);
+});

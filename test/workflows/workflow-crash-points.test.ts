@@ -9,7 +9,7 @@ import { runEvents, submitting, waitForRun } from './workflow-kit.js';
 
 const SCRIPT = "const parts = await Promise.all(args.items.map((item) => agent('work on ' + item, { label: 'work' }))); return parts;";
 const ITEMS = ['a', 'b', 'c'];
-const POINTS: readonly CrashPoint[] = ['workflow.created', 'workflow.step-committed', 'workflow.task-turn-ended', 'workflow.task-settled'];
+const POINTS: readonly CrashPoint[] = ['workflow.created', 'workflow.step-committed', 'workflow.task-turn-ended', 'workflow.task-settled', 'workflow.finished'];
 
 interface Store {
   readonly env: () => Promise<Record<string, string>>;
