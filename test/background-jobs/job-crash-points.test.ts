@@ -1,25 +1,14 @@
 /* eslint-disable @typescript-eslint/no-unsafe-return -- the job's records and events are read loosely, as JSON */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/durable/crash-points.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
+import { crashAt, crashStores, diedAt, postAndForget } from '../support/crash-test.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { getJson, waitUntil } from '../support/wait-until.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const POINTS: readonly CrashPoint[] = ['background-job.created', 'background-job.turn-recorded', 'background-job.turn-ended', 'background-job.turn-settled', 'background-job.finished'];
 
-const schemas: PostgresSchema[] = [];
-const STORES: [string, () => Promise<Record<string, string>>][] = [
-  ['SQLite', () => Promise.resolve({})],
-  [
-    'PostgreSQL',
-    async () => {
-      const schema = await createPostgresSchema();
-      schemas.push(schema);
-      return { DATABASE_URL: schema.url, DURABLE_SUPERVISE_SECONDS: '1' };
-    },
-  ],
-];
+const { stores: STORES, dropSchemas } = crashStores();
 
 /**
  * The service dies by kill -9 at each named point of a background job (TEST_CRASH_AT, armed in
@@ -32,7 +21,7 @@ describe.each(STORES)('a background job on %s and kill -9 at a named point', (_s
   afterAll(async () => {
     for (const service of processes) await service.stop();
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    await Promise.all(schemas.splice(0).map((schema) => schema.drop()));
+    await dropSchemas();
   });
 
   it.concurrent.each(POINTS)('ends the job once after a crash at %s', async (point) => {
@@ -40,13 +29,12 @@ describe.each(STORES)('a background job on %s and kill -9 at a named point', (_s
     receivers.push(receiver);
     const agentId = `crash-${point.replaceAll('.', '-')}`;
     const env = { ...(await storeEnv()), WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, WEB_FETCH_ALLOW_HOSTS: receiver.host };
-    const first = await startServiceProcess({ instanceId: 'job-crash-a', env: { ...env, NODE_ENV: 'test', TEST_CRASH_AT: point } });
+    const first = await startServiceProcess({ instanceId: 'job-crash-a', env: { ...env, ...crashAt(point) } });
     processes.push(first);
     const body = { agent: { id: agentId }, title: 'Crash test', instructions: 'Answer once.', model: { script: [{ delayMs: 200, text: 'the answer' }] }, webhook: { url: receiver.url } };
     // At background-job.created the process dies before it answers.
-    await fetch(`${first.baseUrl}/background-jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
-    await waitUntil(`the process to die at ${point}`, () => (first.child.exitCode !== null || first.child.signalCode !== null ? true : undefined), 30_000);
-    expect(first.child.signalCode).toBe('SIGKILL');
+    postAndForget(`${first.baseUrl}/background-jobs`, body);
+    await diedAt(first, point);
 
     const second = await startServiceProcess({ instanceId: 'job-crash-b', dataDir: first.dataDir, env });
     processes.push(second);

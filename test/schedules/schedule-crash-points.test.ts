@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/durable/crash-points.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
+import { crashAt, crashStores, diedAt } from '../support/crash-test.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { getJson, postJson, waitUntil } from '../support/wait-until.js';
 
@@ -10,18 +10,7 @@ interface Fire {
   readonly outcome: string;
 }
 
-const schemas: PostgresSchema[] = [];
-const STORES: [string, () => Promise<Record<string, string>>][] = [
-  ['SQLite', () => Promise.resolve({})],
-  [
-    'PostgreSQL',
-    async () => {
-      const schema = await createPostgresSchema();
-      schemas.push(schema);
-      return { DATABASE_URL: schema.url, DURABLE_SUPERVISE_SECONDS: '1' };
-    },
-  ],
-];
+const { stores: STORES, dropSchemas } = crashStores();
 
 const CASES: [CrashPoint, 'once' | 'cron'][] = [
   ['schedule.fire-claimed', 'once'],
@@ -38,20 +27,19 @@ describe.each(STORES)('a schedule on %s and kill -9 at a named point of a fire',
   const processes: ServiceProcess[] = [];
   afterAll(async () => {
     for (const service of processes) await service.stop();
-    await Promise.all(schemas.splice(0).map((schema) => schema.drop()));
+    await dropSchemas();
   });
 
   it.concurrent.each(CASES)('starts the fire once after a crash at %s (%s)', async (point, kind) => {
     const agentId = `crash-${kind}-${point.replaceAll('.', '-')}`;
     const env = await storeEnv();
-    const first = await startServiceProcess({ instanceId: 'sched-crash-a', env: { ...env, NODE_ENV: 'test', TEST_CRASH_AT: point } });
+    const first = await startServiceProcess({ instanceId: 'sched-crash-a', env: { ...env, ...crashAt(point) } });
     processes.push(first);
     const timing = kind === 'once' ? { kind: 'once', delaySeconds: 1 } : { kind: 'cron', cron: '*/2 * * * * *' };
     const created = await postJson(`${first.baseUrl}/schedules`, { agent: { id: agentId }, prompt: 'wake up', model: { script: [{ delayMs: 200, text: 'awake' }] }, ...timing });
     expect(created.status).toBe(201);
     const scheduleId = created.body.id as string;
-    await waitUntil(`the process to die at ${point}`, () => (first.child.exitCode !== null || first.child.signalCode !== null ? true : undefined), 30_000);
-    expect(first.child.signalCode).toBe('SIGKILL');
+    await diedAt(first, point);
 
     const second = await startServiceProcess({ instanceId: 'sched-crash-b', dataDir: first.dataDir, env });
     processes.push(second);

@@ -1,27 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeResponsesProvider, type FakeResponsesProvider } from '../support/fake-responses-provider.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
+import { crashAt, crashStores, diedAt, postAndForget } from '../support/crash-test.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { getJson, waitUntil } from '../support/wait-until.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-const schemas: PostgresSchema[] = [];
-const STORES: [string, () => Promise<Record<string, string>>][] = [
-  ['SQLite', () => Promise.resolve({})],
-  [
-    'PostgreSQL',
-    async () => {
-      const schema = await createPostgresSchema();
-      schemas.push(schema);
-      return { DATABASE_URL: schema.url, DURABLE_SUPERVISE_SECONDS: '1' };
-    },
-  ],
-];
-
-/** Posts a turn to a process that may die before it answers. */
-function postTurn(baseUrl: string, body: Record<string, unknown>): void {
-  fetch(`${baseUrl}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
-}
+const { stores: STORES, dropSchemas } = crashStores();
 
 /**
  * A turn's webhook is stored with the turn and sent once it has ended, by whichever process is
@@ -35,7 +19,7 @@ describe.each(STORES)('a turn webhook on %s and kill -9', (_store, storeEnv) => 
   afterAll(async () => {
     for (const service of processes) await service.stop();
     await Promise.all([...receivers.map((receiver) => receiver.close()), ...providers.map((provider) => provider.close())]);
-    await Promise.all(schemas.splice(0).map((schema) => schema.drop()));
+    await dropSchemas();
   });
 
   const deliveriesFor = (receiver: WebhookReceiver, turnId: string) => receiver.received.filter((delivery) => (JSON.parse(delivery.body) as { id: string }).id === turnId);
@@ -43,24 +27,22 @@ describe.each(STORES)('a turn webhook on %s and kill -9', (_store, storeEnv) => 
   it.concurrent.each([
     ['between the end of a turn and its webhook', 'turn.completed'],
     ['in the middle of a turn', 'turn.interrupted'],
-  ])('sends exactly one webhook after a crash %s (%s)', async (when, type) => {
+  ])('sends exactly one webhook after a crash %s (%s)', async (_when, type) => {
     const receiver = await startWebhookReceiver();
     receivers.push(receiver);
     const provider = await startFakeResponsesProvider();
     providers.push(provider);
     const agentId = type === 'turn.completed' ? 'ended-hook' : 'cut-hook';
     const env = { ...(await storeEnv()), WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, WEB_FETCH_ALLOW_HOSTS: receiver.host, OPENAI_BASE_URL: provider.baseUrl, OPENAI_API_KEY: 'sk-test', MODEL_MAX_RETRIES: '0' };
-    const crashAt = type === 'turn.completed' ? { NODE_ENV: 'test', TEST_CRASH_AT: 'turn.ended' } : {};
-    const first = await startServiceProcess({ instanceId: 'hook-crash-a', env: { ...env, ...crashAt } });
+    const first = await startServiceProcess({ instanceId: 'hook-crash-a', env: { ...env, ...(type === 'turn.completed' ? crashAt('turn.ended') : {}) } });
     processes.push(first);
     if (type === 'turn.completed') {
-      postTurn(first.baseUrl, { agent: { id: agentId }, input: 'hi', model: { script: [{ text: 'done' }] }, webhook: { url: receiver.url } });
-      await waitUntil(`the process to die ${when}`, () => (first.child.exitCode !== null || first.child.signalCode !== null ? true : undefined), 30_000);
-      expect(first.child.signalCode).toBe('SIGKILL');
+      postAndForget(`${first.baseUrl}/turns`, { agent: { id: agentId }, input: 'hi', model: { script: [{ text: 'done' }] }, webhook: { url: receiver.url } });
+      await diedAt(first, 'turn.ended');
     } else {
       // The model never answers: the process dies while the turn waits for it.
       provider.enqueue({ text: 'never', headersDelayMs: 120_000 });
-      postTurn(first.baseUrl, { agent: { id: agentId }, input: 'hi', model: { name: 'fake-model' }, webhook: { url: receiver.url } });
+      postAndForget(`${first.baseUrl}/turns`, { agent: { id: agentId }, input: 'hi', model: { name: 'fake-model' }, webhook: { url: receiver.url } });
       await provider.waitForRequest(1);
       await first.crash();
     }

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-return -- the run's records and events are read loosely, as JSON */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/durable/crash-points.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres-schema.js';
+import { crashAt, crashStores, diedAt, postAndForget } from '../support/crash-test.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { getJson, waitUntil } from '../support/wait-until.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -11,51 +11,33 @@ const SCRIPT = "const parts = await Promise.all(args.items.map((item) => agent('
 const ITEMS = ['a', 'b', 'c'];
 const POINTS: readonly CrashPoint[] = ['workflow.created', 'workflow.step-committed', 'workflow.task-turn-ended', 'workflow.task-settled', 'workflow.finished'];
 
-interface Store {
-  readonly env: () => Promise<Record<string, string>>;
-}
-
-const schemas: PostgresSchema[] = [];
-const STORES: [string, Store][] = [
-  ['SQLite', { env: () => Promise.resolve({}) }],
-  [
-    'PostgreSQL',
-    {
-      async env() {
-        const schema = await createPostgresSchema();
-        schemas.push(schema);
-        return { DATABASE_URL: schema.url, DURABLE_SUPERVISE_SECONDS: '1' };
-      },
-    },
-  ],
-];
+const { stores: STORES, dropSchemas } = crashStores();
 
 /**
  * The service dies by kill -9 at each named point between a workflow's state changes (a test
  * hook, TEST_CRASH_AT, armed only in the first process); a new process on the same store must
  * finish the run once: each task's turn ran once, each task completed once, one end, one webhook.
  */
-describe.each(STORES)('a workflow run on %s and kill -9 at a named point', (_store, store) => {
+describe.each(STORES)('a workflow run on %s and kill -9 at a named point', (_store, storeEnv) => {
   const processes: ServiceProcess[] = [];
   const receivers: WebhookReceiver[] = [];
   afterAll(async () => {
     for (const service of processes) await service.stop();
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    await Promise.all(schemas.splice(0).map((schema) => schema.drop()));
+    await dropSchemas();
   });
 
   it.concurrent.each(POINTS)('finishes the run once after a crash at %s', async (point) => {
     const receiver = await startWebhookReceiver();
     receivers.push(receiver);
     const agentId = `crash-${point.replaceAll('.', '-')}`;
-    const env = { ...(await store.env()), WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, WEB_FETCH_ALLOW_HOSTS: receiver.host, WORKFLOW_TASK_LEASE_SECONDS: '4' };
-    const first = await startServiceProcess({ instanceId: 'wf-crash-a', env: { ...env, NODE_ENV: 'test', TEST_CRASH_AT: point } });
+    const env = { ...(await storeEnv()), WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, WEB_FETCH_ALLOW_HOSTS: receiver.host, WORKFLOW_TASK_LEASE_SECONDS: '4' };
+    const first = await startServiceProcess({ instanceId: 'wf-crash-a', env: { ...env, ...crashAt(point) } });
     processes.push(first);
     const body = { agent: { id: agentId }, title: 'Crash test', script: SCRIPT, args: { items: ITEMS }, concurrency: 3, model: { tasks: { work: submitting('done {{prompt}}', 100) } }, webhook: { url: receiver.url } };
     // At workflow.created the process dies before it answers.
-    await fetch(`${first.baseUrl}/workflows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
-    await waitUntil(`the process to die at ${point}`, () => (first.child.exitCode !== null || first.child.signalCode !== null ? true : undefined), 30_000);
-    expect(first.child.signalCode).toBe('SIGKILL');
+    postAndForget(`${first.baseUrl}/workflows`, body);
+    await diedAt(first, point);
 
     const second = await startServiceProcess({ instanceId: 'wf-crash-b', dataDir: first.dataDir, env });
     processes.push(second);
