@@ -1,43 +1,32 @@
 /* eslint-disable @typescript-eslint/no-unsafe-return -- the job's records and events are read loosely, as JSON */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/durable/crash-points.js';
-import { crashAt, crashStores, diedAt, postAndForget } from '../support/crash-test.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { crashAt, crashRig, diedAt, onlyWebhookAbout, postAndForget } from '../support/crash-test.js';
 import { getJson, waitUntil } from '../support/wait-until.js';
-import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const POINTS: readonly CrashPoint[] = ['background-job.created', 'background-job.turn-recorded', 'background-job.turn-ended', 'background-job.turn-settled', 'background-job.finished'];
 
-const { stores: STORES, dropSchemas } = crashStores();
+const rig = crashRig();
 
 /**
  * The service dies by kill -9 at each named point of a background job (TEST_CRASH_AT, armed in
  * the first process only); a new process under another INSTANCE_ID on the same store ends the
  * job once: its turn ran once, one end event, one webhook.
  */
-describe.each(STORES)('a background job on %s and kill -9 at a named point', (_store, storeEnv) => {
-  const processes: ServiceProcess[] = [];
-  const receivers: WebhookReceiver[] = [];
-  afterAll(async () => {
-    for (const service of processes) await service.stop();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-    await dropSchemas();
-  });
+describe.each(rig.stores)('a background job on %s and kill -9 at a named point', (_store, storeEnv) => {
+  afterAll(() => rig.close());
 
   it.concurrent.each(POINTS)('ends the job once after a crash at %s', async (point) => {
-    const receiver = await startWebhookReceiver();
-    receivers.push(receiver);
+    const { receiver, env: webhookEnv } = await rig.receiver();
     const agentId = `crash-${point.replaceAll('.', '-')}`;
-    const env = { ...(await storeEnv()), WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, WEB_FETCH_ALLOW_HOSTS: receiver.host };
-    const first = await startServiceProcess({ instanceId: 'job-crash-a', env: { ...env, ...crashAt(point) } });
-    processes.push(first);
+    const env = { ...(await storeEnv()), ...webhookEnv };
+    const first = await rig.service({ instanceId: 'job-crash-a', env: { ...env, ...crashAt(point) } });
     const body = { agent: { id: agentId }, title: 'Crash test', instructions: 'Answer once.', model: { script: [{ delayMs: 200, text: 'the answer' }] }, webhook: { url: receiver.url } };
     // At background-job.created the process dies before it answers.
     postAndForget(`${first.baseUrl}/background-jobs`, body);
     await diedAt(first, point);
 
-    const second = await startServiceProcess({ instanceId: 'job-crash-b', dataDir: first.dataDir, env });
-    processes.push(second);
+    const second = await rig.service({ instanceId: 'job-crash-b', dataDir: first.dataDir, env });
     const jobs = (await getJson(`${second.baseUrl}/background-jobs?agentId=${agentId}`)).body.backgroundJobs;
     expect(jobs).toHaveLength(1);
     const jobId = jobs[0].id as string;
@@ -63,11 +52,7 @@ describe.each(STORES)('a background job on %s and kill -9 at a named point', (_s
     expect(turns.filter((turn) => turn.status === 'completed')).toHaveLength(1);
     expect(turns.filter((turn) => turn.status !== 'completed' && turn.status !== 'interrupted')).toEqual([]);
 
-    const ofJob = () => receiver.received.filter((delivery) => (JSON.parse(delivery.body) as { id: string }).id === jobId);
-    await waitUntil('the job webhook', () => (ofJob().length > 0 ? true : undefined), 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(ofJob()).toHaveLength(1);
-    expect(JSON.parse(ofJob()[0]?.body ?? '{}')).toMatchObject({ type: 'background_job.completed', status: 'completed' });
+    expect(await onlyWebhookAbout(receiver, jobId)).toMatchObject({ type: 'background_job.completed', status: 'completed' });
     await second.stop();
   }, 120_000);
 });

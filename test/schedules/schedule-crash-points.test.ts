@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/durable/crash-points.js';
-import { crashAt, crashStores, diedAt } from '../support/crash-test.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { crashAt, crashRig, diedAt } from '../support/crash-test.js';
 import { getJson, postJson, waitUntil } from '../support/wait-until.js';
 
 interface Fire {
@@ -10,7 +9,7 @@ interface Fire {
   readonly outcome: string;
 }
 
-const { stores: STORES, dropSchemas } = crashStores();
+const rig = crashRig();
 
 const CASES: [CrashPoint, 'once' | 'cron'][] = [
   ['schedule.fire-claimed', 'once'],
@@ -23,26 +22,20 @@ const CASES: [CrashPoint, 'once' | 'cron'][] = [
  * the first process only); a new process under another INSTANCE_ID on the same store starts
  * that fire's turn once, records it started, and (cron) goes on firing, one turn per due time.
  */
-describe.each(STORES)('a schedule on %s and kill -9 at a named point of a fire', (_store, storeEnv) => {
-  const processes: ServiceProcess[] = [];
-  afterAll(async () => {
-    for (const service of processes) await service.stop();
-    await dropSchemas();
-  });
+describe.each(rig.stores)('a schedule on %s and kill -9 at a named point of a fire', (_store, storeEnv) => {
+  afterAll(() => rig.close());
 
   it.concurrent.each(CASES)('starts the fire once after a crash at %s (%s)', async (point, kind) => {
     const agentId = `crash-${kind}-${point.replaceAll('.', '-')}`;
     const env = await storeEnv();
-    const first = await startServiceProcess({ instanceId: 'sched-crash-a', env: { ...env, ...crashAt(point) } });
-    processes.push(first);
+    const first = await rig.service({ instanceId: 'sched-crash-a', env: { ...env, ...crashAt(point) } });
     const timing = kind === 'once' ? { kind: 'once', delaySeconds: 1 } : { kind: 'cron', cron: '*/2 * * * * *' };
     const created = await postJson(`${first.baseUrl}/schedules`, { agent: { id: agentId }, prompt: 'wake up', model: { script: [{ delayMs: 200, text: 'awake' }] }, ...timing });
     expect(created.status).toBe(201);
     const scheduleId = created.body.id as string;
     await diedAt(first, point);
 
-    const second = await startServiceProcess({ instanceId: 'sched-crash-b', dataDir: first.dataDir, env });
-    processes.push(second);
+    const second = await rig.service({ instanceId: 'sched-crash-b', dataDir: first.dataDir, env });
     const enough = kind === 'once' ? 1 : 3;
     const fires = await waitUntil(
       'the fires to start',
