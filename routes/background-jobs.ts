@@ -5,6 +5,7 @@ import { backgroundJobRecordSchema } from '../src/background-jobs/background-job
 import type { BackgroundJobService } from '../src/background-jobs/background-job-service.js';
 import { workAgentSchema, workModelSchema } from '../src/turns/work-request.js';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
+import { creationKeyOf, idempotencyKeyHeader, REPLAYED_HEADER } from '../src/http/idempotency-key-header.js';
 import { EventStreamWriter } from '../src/http/event-stream-writer.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { ServiceError } from '../src/service-error.js';
@@ -14,6 +15,8 @@ import { webhookRequestSchema } from '../src/turns/webhook-request.js';
 export interface BackgroundJobRoutesOptions {
   readonly jobs: BackgroundJobService;
   readonly ssePingMs: number;
+  /** Idempotency keys are scoped to the bearer token when auth is on, to the server otherwise. */
+  readonly authEnabled: boolean;
 }
 
 const jobParams = z.object({ id: z.string().min(1).max(200) });
@@ -27,7 +30,7 @@ const createBody = z.strictObject({
 });
 
 /** `POST /background-jobs`, reading, messaging and stopping jobs, and their events. */
-export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptions> = async (app, { jobs, ssePingMs }) => {
+export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptions> = async (app, { jobs, ssePingMs, authEnabled }) => {
   app.post(
     '/background-jobs',
     {
@@ -37,13 +40,15 @@ export const backgroundJobRoutes: FastifyPluginAsyncZod<BackgroundJobRoutesOptio
         tags: ['background-jobs'],
         operationId: 'createBackgroundJob',
         body: createBody,
-        response: { 201: backgroundJobRecordSchema, ...commonErrorResponses },
+        headers: z.looseObject({ 'idempotency-key': idempotencyKeyHeader('the job it made, as it is now') }),
+        response: { 201: backgroundJobRecordSchema, 422: errorEnvelopeSchema.describe('`idempotency_key_reused`: the key already made a job with another body.'), ...commonErrorResponses },
       },
     },
     async (request, reply) => {
       const { agent, model, webhook, title, instructions } = request.body;
-      const job = await jobs.create({ request: { agent, model, ...(webhook === undefined ? {} : { webhook }) }, title, instructions });
-      return reply.code(201).send(job);
+      const { record, replayed } = await jobs.create({ request: { agent, model, ...(webhook === undefined ? {} : { webhook }) }, title, instructions, key: creationKeyOf(request, { authEnabled }) });
+      if (replayed) void reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).send(record);
     },
   );
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
 import { z } from 'zod';
 import { workAgentSchema, workModelSchema } from '../src/turns/work-request.js';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
+import { creationKeyOf, idempotencyKeyHeader, REPLAYED_HEADER } from '../src/http/idempotency-key-header.js';
 import { missedPolicySchema, overlapPolicySchema, scheduleKindSchema, scheduleRecordSchema } from '../src/schedules/schedule-record.js';
 import type { ScheduleService } from '../src/schedules/schedule-service.js';
 import { AGENT_ID_PATTERN } from '../src/turns/turn-request.js';
@@ -9,6 +10,8 @@ import { webhookRequestSchema } from '../src/turns/webhook-request.js';
 
 export interface ScheduleRoutesOptions {
   readonly schedules: ScheduleService;
+  /** Idempotency keys are scoped to the bearer token when auth is on, to the server otherwise. */
+  readonly authEnabled: boolean;
 }
 
 const scheduleParams = z.object({ id: z.string().min(1).max(200) });
@@ -27,7 +30,7 @@ const createBody = z.strictObject({
 });
 
 /** `POST /schedules`, reading, pausing, resuming and deleting schedules. */
-export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = async (app, { schedules }) => {
+export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = async (app, { schedules, authEnabled }) => {
   const withRecord = { 200: scheduleRecordSchema, 404: errorEnvelopeSchema, ...commonErrorResponses };
   app.post(
     '/schedules',
@@ -38,13 +41,15 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
         tags: ['schedules'],
         operationId: 'createSchedule',
         body: createBody,
-        response: { 201: scheduleRecordSchema, ...commonErrorResponses },
+        headers: z.looseObject({ 'idempotency-key': idempotencyKeyHeader('the schedule it made, as it is now') }),
+        response: { 201: scheduleRecordSchema, 422: errorEnvelopeSchema.describe('`idempotency_key_reused`: the key already made a schedule with another body.'), ...commonErrorResponses },
       },
     },
     async (request, reply) => {
       const { agent, model, webhook, ...rest } = request.body;
-      const schedule = await schedules.create({ ...rest, request: { agent, model, ...(webhook === undefined ? {} : { webhook }) } });
-      return reply.code(201).send(schedule);
+      const { record, replayed } = await schedules.create({ ...rest, request: { agent, model, ...(webhook === undefined ? {} : { webhook }) } }, creationKeyOf(request, { authEnabled }));
+      if (replayed) void reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).send(record);
     },
   );
 

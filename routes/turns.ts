@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
 import { z } from 'zod';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
+import { idempotencyKeyHeader } from '../src/http/idempotency-key-header.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { collectReplayedTurn, streamReplayedTurn } from '../src/http/replay-turn.js';
 import { watchClientDeparture } from '../src/http/client-departure.js';
@@ -11,7 +12,7 @@ import { streamOwnTurnAsUiMessages } from '../src/http/ui-message-stream.js';
 import { ServiceError } from '../src/service-error.js';
 import { turnRecordSchema, turnToolsSchema, turnWithEventsSchema } from '../src/turns/turn-record-schema.js';
 import { turnRequestSchema } from '../src/turns/turn-request.js';
-import { IDEMPOTENCY_KEY_PATTERN, idempotencyScope } from '../src/turns/coordination/idempotency-key.js';
+import { idempotencyScope } from '../src/turns/coordination/idempotency-key.js';
 import type { TurnService } from '../src/turns/turn-service.js';
 
 export interface TurnRoutesOptions {
@@ -22,13 +23,7 @@ export interface TurnRoutesOptions {
 }
 
 const startHeaders = z.looseObject({
-  'idempotency-key': z
-    .string()
-    .regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1 to 200 visible ASCII characters (0x21-0x7E)')
-    .optional()
-    .describe(
-      'Makes the request safe to retry: the same key with the same body answers the turn it made (header `idempotent-replayed: true`) instead of starting another; with another body it is `422 idempotency_key_reused`. Kept at least 24 h per bearer token. 1–200 visible ASCII characters (0x21–0x7E).',
-    ),
+  'idempotency-key': idempotencyKeyHeader('the turn it made'),
   'last-event-id': z
     .string()
     .regex(/^\d{1,15}$/, 'must be a non-negative decimal integer')

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@fastify/type-provider-zod';
 import { z } from 'zod';
 import { commonErrorResponses, errorEnvelopeSchema } from '../src/http/error-envelope.js';
+import { creationKeyOf, idempotencyKeyHeader, REPLAYED_HEADER } from '../src/http/idempotency-key-header.js';
 import { EventStreamWriter } from '../src/http/event-stream-writer.js';
 import { negotiateStreamFormat } from '../src/http/negotiate-stream-format.js';
 import { ServiceError } from '../src/service-error.js';
@@ -12,6 +13,8 @@ import { workflowRecordSchema, workflowRequestSchema } from '../src/workflows/wo
 export interface WorkflowRoutesOptions {
   readonly engine: WorkflowEngine;
   readonly ssePingMs: number;
+  /** Idempotency keys are scoped to the bearer token when auth is on, to the server otherwise. */
+  readonly authEnabled: boolean;
 }
 
 const params = z.object({ id: z.string().min(1).max(200) });
@@ -19,7 +22,7 @@ const sequence = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const SSE_RETRY_MS = 3_000;
 
 /** The workflow routes: start, read, list, cancel, follow. Thin: the engine does the work. */
-export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = async (app, { engine, ssePingMs }) => {
+export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = async (app, { engine, ssePingMs, authEnabled }) => {
   app.post(
     '/workflows',
     {
@@ -29,11 +32,13 @@ export const workflowRoutes: FastifyPluginAsyncZod<WorkflowRoutesOptions> = asyn
         tags: ['workflows'],
         operationId: 'createWorkflow',
         body: workflowRequestSchema,
-        response: { 201: workflowRecordSchema, ...commonErrorResponses },
+        headers: z.looseObject({ 'idempotency-key': idempotencyKeyHeader('the run it made, as it is now') }),
+        response: { 201: workflowRecordSchema, 422: errorEnvelopeSchema.describe('`idempotency_key_reused`: the key already made a run with another body.'), ...commonErrorResponses },
       },
     },
     async (request, reply) => {
-      const record = await engine.startRun(request.body);
+      const { record, replayed } = await engine.startRun(request.body, creationKeyOf(request, { authEnabled }));
+      if (replayed) void reply.header(REPLAYED_HEADER, 'true');
       return reply.code(201).send(record);
     },
   );

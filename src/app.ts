@@ -130,17 +130,18 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled: config.http.apiToken !== undefined });
+  const authEnabled = config.http.apiToken !== undefined;
+  await app.register(turnRoutes, { service, ssePingMs: config.http.ssePingMs, authEnabled });
   await app.register(turnEventRoutes, { service, ssePingMs: config.http.ssePingMs });
   await app.register(approvalRoutes, { approvals: options.approvals });
   await app.register(operationRoutes, { service });
   await app.register(brainRoutes, { brain: options.brain, clock: options.clock });
-  if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs });
+  if (options.workflows !== undefined) await app.register(workflowRoutes, { engine: options.workflows, ssePingMs: config.http.ssePingMs, authEnabled });
   await app.register(metricsRoutes, { metrics: options.metrics });
   await app.register(turnListRoutes, { service });
   await app.register(uiRoutes, { assets: await loadInspectorAssets() });
-  if (options.backgroundJobs !== undefined) await app.register(backgroundJobRoutes, { jobs: options.backgroundJobs, ssePingMs: config.http.ssePingMs });
-  if (options.schedules !== undefined) await app.register(scheduleRoutes, { schedules: options.schedules });
+  if (options.backgroundJobs !== undefined) await app.register(backgroundJobRoutes, { jobs: options.backgroundJobs, ssePingMs: config.http.ssePingMs, authEnabled });
+  if (options.schedules !== undefined) await app.register(scheduleRoutes, { schedules: options.schedules, authEnabled });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Drain before the server stops listening: open streams end with their turns.

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { crashPoint } from '../durable/crash-points.js';
+import type { Creation, CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import type { WorkRequest } from '../turns/work-request.js';
 import { ServiceError } from '../service-error.js';
@@ -75,7 +76,18 @@ export class BackgroundJobService {
     checkWebhookUrl({ url, allowHosts: this.#webhooks.allowHosts, secretConfigured: this.#webhooks.configured, path });
   }
 
-  async create(options: { readonly request: WorkRequest; readonly title: string; readonly instructions: string; readonly sourceTurnId?: string; readonly sourceCallId?: string }): Promise<BackgroundJobRecord> {
+  /**
+   * Stores a job and wakes a driver. A second create for the same tool call, or with the
+   * `Idempotency-Key` (`key`) of an earlier one, answers that job (`replayed`).
+   */
+  async create(options: {
+    readonly request: WorkRequest;
+    readonly title: string;
+    readonly instructions: string;
+    readonly sourceTurnId?: string;
+    readonly sourceCallId?: string;
+    readonly key?: CreationKey | undefined;
+  }): Promise<Creation<BackgroundJobRecord>> {
     const { request } = options;
     if (request.webhook !== undefined) this.checkWebhook(request.webhook.url, ['webhook', 'url']);
     const id = `job_${randomUUID().replaceAll('-', '')}`;
@@ -87,12 +99,12 @@ export class BackgroundJobService {
       instructions: options.instructions,
       sourceTurnId: options.sourceTurnId,
       sourceCallId: options.sourceCallId,
+      key: options.key,
       createdAt: now,
     });
-    // Stored with its job.started event and the job that wakes a driver (or, for a tool call
-    // made again, the job it made the first time).
-    crashPoint('background-job.created');
-    return this.get(stored);
+    // Stored with its job.started event and the job that wakes a driver.
+    if (stored.created) crashPoint('background-job.created');
+    return { record: await this.get(stored.id), replayed: !stored.created };
   }
 
   async get(jobId: string, agentId?: string): Promise<BackgroundJobRecord> {

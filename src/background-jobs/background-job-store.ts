@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
+import { claimCreationKey, type CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
 import type { WorkRequest } from '../turns/work-request.js';
@@ -40,7 +41,16 @@ export class BackgroundJobStore {
    * that wakes a driver for it. A job started by a tool call is keyed by its turn and call: a
    * second insert for the same call answers the first job's id instead.
    */
-  async insert(options: { readonly id: string; readonly request: WorkRequest; readonly title: string; readonly instructions: string; readonly sourceTurnId?: string | undefined; readonly sourceCallId?: string | undefined; readonly createdAt: string }): Promise<string> {
+  async insert(options: {
+    readonly id: string;
+    readonly request: WorkRequest;
+    readonly title: string;
+    readonly instructions: string;
+    readonly sourceTurnId?: string | undefined;
+    readonly sourceCallId?: string | undefined;
+    readonly key?: CreationKey | undefined;
+    readonly createdAt: string;
+  }): Promise<{ readonly id: string; readonly created: boolean }> {
     const { sourceTurnId, sourceCallId } = options;
     const bySource = async (): Promise<string | undefined> => {
       if (sourceTurnId === undefined || sourceCallId === undefined) return undefined;
@@ -48,21 +58,22 @@ export class BackgroundJobStore {
       return row?.id;
     };
     const existing = await bySource();
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) return { id: existing, created: false };
     try {
-      await this.#insertNew(options);
-      return options.id;
+      return await this.#insertNew(options);
     } catch (error) {
       // Two inserts for one call raced: the unique index let one through.
       const raced = await bySource();
-      if (raced !== undefined) return raced;
+      if (raced !== undefined) return { id: raced, created: false };
       throw error;
     }
   }
 
-  async #insertNew(options: Parameters<BackgroundJobStore['insert']>[0]): Promise<void> {
-    const { request } = options;
-    await this.#transaction(async (trx, enqueue) => {
+  async #insertNew(options: Parameters<BackgroundJobStore['insert']>[0]): Promise<{ readonly id: string; readonly created: boolean }> {
+    const { request, key } = options;
+    return this.#transaction(async (trx, enqueue) => {
+      const earlier = key === undefined ? undefined : await claimCreationKey(trx, { kind: 'background_job', key, resourceId: options.id, createdAt: options.createdAt });
+      if (earlier !== undefined) return { id: earlier, created: false };
       await trx
         .insertInto('background_jobs')
         .values({
@@ -85,6 +96,7 @@ export class BackgroundJobStore {
         .execute();
       await appendJobEvent({ db: trx, clock: this.#clock, jobId: options.id, body: { type: 'job.started', agentId: request.agent.id, title: options.title } });
       await enqueue(wakeJob(options.id));
+      return { id: options.id, created: true };
     });
   }
 

@@ -61,7 +61,19 @@ export function refineOpenApiDocument(document: JsonObject, options: { readonly 
   if (createTurn !== undefined) refineCreateTurn(createTurn);
   const turnEvents = operationAt(paths, '/turns/{id}/events', 'get');
   if (turnEvents !== undefined) refineTurnEvents(turnEvents);
+  for (const path of ['/workflows', '/background-jobs', '/schedules']) {
+    const create = operationAt(paths, path, 'post');
+    if (create !== undefined) refineDurableCreate(create);
+  }
   return document;
+}
+
+/** A create of durable work answers `201` with the record, also on an idempotent retry (which says so). */
+function refineDurableCreate(operation: JsonObject): void {
+  const created = objectAt(objectAt(operation, 'responses'), '201');
+  created['headers'] = {
+    'idempotent-replayed': { description: '`true` on a retry with an `Idempotency-Key` that answered what an earlier request made (as it is now); absent on the request that made it.', schema: { type: 'string', enum: ['true'] } },
+  };
 }
 
 function refineCreateTurn(operation: JsonObject): void {

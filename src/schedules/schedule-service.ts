@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { Creation, CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import { ServiceError } from '../service-error.js';
 import type { TurnStore } from '../store/turn-store.js';
@@ -56,7 +57,7 @@ export class ScheduleService {
   }
 
   /** Checks and stores a schedule and queues its first fire. Bad input is a 400 naming the field. */
-  async create(input: NewSchedule): Promise<ScheduleRecord> {
+  async create(input: NewSchedule, key?: CreationKey): Promise<Creation<ScheduleRecord>> {
     const now = this.#clock.now();
     const { timeZone, firstFire } = checkNewSchedule({ input, now, webhooks: this.#webhooks });
     const id = `sched_${randomUUID().replaceAll('-', '')}`;
@@ -78,8 +79,9 @@ export class ScheduleService {
       source_call_id: input.sourceCallId ?? null,
       created_at: now.toISOString(),
     };
-    // Stored with its first fire's job (or, for a tool call made again, the schedule it made the first time).
-    return this.get(await this.#schedules.insert(row));
+    // Stored with its first fire's job (or, for a tool call made again or a key sent again, the schedule it made the first time).
+    const stored = await this.#schedules.insert(row, key);
+    return { record: await this.get(stored.id), replayed: !stored.created };
   }
 
   async get(id: string, agentId?: string): Promise<ScheduleRecord> {

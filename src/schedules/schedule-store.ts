@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { claimCreationKey, type CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
 import { fireJob, fireStartJob, type FireStartPayload } from './schedule-jobs.js';
@@ -29,28 +30,30 @@ export class ScheduleStore {
 
   /**
    * Stores a schedule with the job of its first fire, and answers its id. A schedule made by a
-   * tool call is keyed by its turn and call: a second insert for the same call answers the first
-   * schedule's id instead.
+   * tool call is keyed by its turn and call, one made over HTTP by its `Idempotency-Key` when it
+   * has one: a second insert for the same call or key answers the first schedule's id instead.
    */
-  async insert(row: ScheduleRow): Promise<string> {
+  async insert(row: ScheduleRow, key?: CreationKey): Promise<{ readonly id: string; readonly created: boolean }> {
     const bySource = async (): Promise<string | undefined> => {
       if (row.source_turn_id === null || row.source_call_id === null) return undefined;
       const found = await this.#db.selectFrom('schedules').select('id').where('source_turn_id', '=', row.source_turn_id).where('source_call_id', '=', row.source_call_id).executeTakeFirst();
       return found?.id;
     };
     const existing = await bySource();
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) return { id: existing, created: false };
     try {
-      await this.#transaction(async (trx, enqueue) => {
+      return await this.#transaction(async (trx, enqueue) => {
+        const earlier = key === undefined ? undefined : await claimCreationKey(trx, { kind: 'schedule', key, resourceId: row.id, createdAt: row.created_at });
+        if (earlier !== undefined) return { id: earlier, created: false };
         await trx.insertInto('schedules').values(row).execute();
         const job = fireJob(row);
         if (job !== undefined) await enqueue(job);
+        return { id: row.id, created: true };
       });
-      return row.id;
     } catch (error) {
       // Two inserts for one call raced: the unique index let one through.
       const raced = await bySource();
-      if (raced !== undefined) return raced;
+      if (raced !== undefined) return { id: raced, created: false };
       throw error;
     }
   }

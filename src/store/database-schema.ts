@@ -11,6 +11,7 @@ export interface Database {
   agent_queues: AgentQueuesTable;
   agent_leases: AgentLeasesTable;
   idempotency_keys: IdempotencyKeysTable;
+  creation_keys: CreationKeysTable;
   turn_cancel_requests: TurnCancelRequestsTable;
   turn_webhooks: TurnWebhooksTable;
 }
@@ -92,6 +93,18 @@ export interface IdempotencyKeysTable {
   /** SHA-256 of the request body's canonical JSON, hex. */
   body_hash: string;
   turn_id: string;
+  created_at: string;
+}
+
+/** An `Idempotency-Key` on `POST /workflows`, `/background-jobs` or `/schedules`, and what it made. */
+export interface CreationKeysTable {
+  /** As for turns: SHA-256 of the bearer token, hex; `server` when auth is off. */
+  scope: string;
+  /** `workflow` | `background_job` | `schedule`: each kind has its own keys. */
+  kind: string;
+  key: string;
+  body_hash: string;
+  resource_id: string;
   created_at: string;
 }
 

@@ -119,6 +119,7 @@ export async function findIdempotencyKey(db: Kysely<Database>, options: { scope:
 
 export async function purgeCoordination(db: Kysely<Database>, options: { before: string }): Promise<void> {
   await db.deleteFrom('idempotency_keys').where('created_at', '<', options.before).execute();
+  await db.deleteFrom('creation_keys').where('created_at', '<', options.before).execute();
   await db.deleteFrom('turn_cancel_requests').where('requested_at', '<', options.before).execute();
 }
 

@@ -379,4 +379,22 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('turn_webhooks').ifExists().execute();
     },
   },
+  '2026-12-05-durable-003-creation-keys': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('creation_keys')
+        .addColumn('scope', 'text', (column) => column.notNull())
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('key', 'text', (column) => column.notNull())
+        .addColumn('body_hash', 'text', (column) => column.notNull())
+        .addColumn('resource_id', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('creation_keys_pk', ['scope', 'kind', 'key'])
+        .execute();
+      await db.schema.createIndex('creation_keys_created').on('creation_keys').column('created_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('creation_keys').ifExists().execute();
+    },
+  },
 };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { pause } from '../concurrency/wait.js';
 import { crashPoint } from '../durable/crash-points.js';
+import type { Creation, CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork } from '../durable/durable-work.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { ServiceError } from '../service-error.js';
@@ -94,8 +95,11 @@ export class WorkflowEngine {
     this.#timer.unref();
   }
 
-  /** Stores a run and asks for its first step; a second start for the same tool call returns the first run. */
-  async startRun(request: StartWorkflow): Promise<WorkflowRecord> {
+  /**
+   * Stores a run and asks for its first step. A second start for the same tool call, or with
+   * the `Idempotency-Key` (`key`) of an earlier one, answers that run (`replayed`).
+   */
+  async startRun(request: StartWorkflow, key?: CreationKey): Promise<Creation<WorkflowRecord>> {
     const { store, webhooks, clock } = this.#context;
     if (request.webhook !== undefined) checkWebhookUrl({ url: request.webhook.url, allowHosts: webhooks.allowHosts, secretConfigured: webhooks.configured, path: ['webhook', 'url'] });
     if (!('script' in request.model) && !('tasks' in request.model) && !this.#hasModelProvider) {
@@ -136,10 +140,11 @@ export class WorkflowEngine {
         event_seq: 0,
       },
       { type: 'workflow.started', agentId: request.agent.id, title: request.title, concurrency, maxAgentCalls },
+      key,
     );
     // Its first step's job was stored with it.
     if (created.created) crashPoint('workflow.created');
-    return this.getRun(created.id);
+    return { record: await this.getRun(created.id), replayed: !created.created };
   }
 
   async getRun(id: string): Promise<WorkflowRecord> {

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { claimCreationKey, type CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork, EnqueueOptions } from '../durable/durable-work.js';
 import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
 import type { StoredWorkflowEvent, WorkflowEventBody } from './workflow-events.js';
@@ -48,21 +49,24 @@ export class WorkflowStore {
 
   /**
    * Inserts the run with its `workflow.started` event and its first step's job; on a second
-   * start for the same tool call, returns the first run's id instead.
+   * start for the same tool call, or with the `Idempotency-Key` of an earlier start, returns the
+   * first run's id instead.
    */
-  async createRun(row: WorkflowRunRow, started: WorkflowEventBody): Promise<{ created: boolean; id: string }> {
+  async createRun(row: WorkflowRunRow, started: WorkflowEventBody, key?: CreationKey): Promise<{ created: boolean; id: string }> {
     const source = row.source_turn_id === null || row.source_call_id === null ? undefined : { turnId: row.source_turn_id, callId: row.source_call_id };
     if (source !== undefined) {
       const existing = await this.findRunByCall(source.turnId, source.callId);
       if (existing !== undefined) return { created: false, id: existing };
     }
     try {
-      await this.#transaction(async (trx, enqueue) => {
+      return await this.#transaction(async (trx, enqueue) => {
+        const earlier = key === undefined ? undefined : await claimCreationKey(trx, { kind: 'workflow', key, resourceId: row.id, createdAt: row.created_at });
+        if (earlier !== undefined) return { created: false, id: earlier };
         await trx.insertInto('workflow_runs').values(row).execute();
         await appendEvents(trx, row.id, [started], this.#now());
         await enqueue(advanceJob(row.id));
+        return { created: true, id: row.id };
       });
-      return { created: true, id: row.id };
     } catch (error) {
       // Two starts for one call raced: the unique index let one through.
       const existing = source === undefined ? undefined : await this.findRunByCall(source.turnId, source.callId);

@@ -34,13 +34,13 @@ describe.each(STORES)('work started by tool calls on %s', (_store, open) => {
     runtimes.push(runtime);
     const agent = { id: 'keyed' };
     const workflow = (turnId: string) =>
-      runtime.workflows.startRun({ agent, title: 'Keyed', script: 'return 1;', model: { tasks: {} }, source: { turnId, callId: 'call_1' } }).then((run) => run.id);
+      runtime.workflows.startRun({ agent, title: 'Keyed', script: 'return 1;', model: { tasks: {} }, source: { turnId, callId: 'call_1' } }).then(({ record }) => record.id);
     const job = (turnId: string) =>
-      runtime.backgroundJobs.create({ request: { agent, model: { script: [{ text: 'ok' }] } }, title: 'Keyed', instructions: 'Answer.', sourceTurnId: turnId, sourceCallId: 'call_1' }).then((record) => record.id);
+      runtime.backgroundJobs.create({ request: { agent, model: { script: [{ text: 'ok' }] } }, title: 'Keyed', instructions: 'Answer.', sourceTurnId: turnId, sourceCallId: 'call_1' }).then(({ record }) => record.id);
     const schedule = (turnId: string) =>
       runtime.schedules
         .create({ request: { agent, model: { script: [{ text: 'ok' }] } }, kind: 'once', delaySeconds: 3_600, prompt: 'later', sourceTurnId: turnId, sourceCallId: 'call_1' })
-        .then((record) => record.id);
+        .then(({ record }) => record.id);
     for (const start of [workflow, job, schedule]) {
       const first = await start('turn_a');
       expect(await start('turn_a')).toBe(first);

@@ -88,6 +88,6 @@ export async function diedAt(service: ServiceProcess, point: string): Promise<vo
 }
 
 /** POSTs JSON to a process that may die before it answers (the answer is not needed). */
-export function postAndForget(url: string, body: unknown): void {
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
+export function postAndForget(url: string, body: unknown, headers: Record<string, string> = {}): void {
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...headers }, body: JSON.stringify(body) }).catch(() => undefined);
 }

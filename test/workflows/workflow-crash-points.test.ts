@@ -26,12 +26,18 @@ describe.each(rig.stores)('a workflow run on %s and kill -9 at a named point', (
     const first = await rig.service({ instanceId: 'wf-crash-a', env: { ...env, ...crashAt(point) } });
     const body = { agent: { id: agentId }, title: 'Crash test', script: SCRIPT, args: { items: ITEMS }, concurrency: 3, model: { tasks: { work: submitting('done {{prompt}}', 100) } }, webhook: { url: receiver.url } };
     // At workflow.created the process dies before it answers.
-    postAndForget(`${first.baseUrl}/workflows`, body);
+    const key = { 'idempotency-key': `create-${point}` };
+    postAndForget(`${first.baseUrl}/workflows`, body, key);
     await diedAt(first, point);
 
     const second = await rig.service({ instanceId: 'wf-crash-b', dataDir: first.dataDir, env });
     const runs = (await getJson(`${second.baseUrl}/workflows?agentId=${agentId}`)).body.workflows;
     expect(runs).toHaveLength(1);
+    // The client that never had an answer retries with its key: the run the key made, not a second one.
+    const retried = await fetch(`${second.baseUrl}/workflows`, { method: 'POST', headers: { 'content-type': 'application/json', ...key }, body: JSON.stringify(body) });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await retried.json()) as { id: string }).id).toBe(runs[0].id);
     const run = await waitForRun(second.baseUrl, runs[0].id, undefined, 60_000);
     expect(run.status).toBe('completed');
     expect(run.result).toEqual(ITEMS.map((item) => `done work on ${item}`));

@@ -39,7 +39,7 @@ export function createBackgroundJobTools(options: { readonly service: Background
       isDestructive: false,
       describeActivity: (params) => `Starting background job "${params.title}"`,
       async execute(params, context): Promise<AgentToolResult> {
-        const job = await asToolError(() => service.create({ request, title: params.title, instructions: params.instructions, sourceTurnId: options.turnId, sourceCallId: context.callId }));
+        const { record: job } = await asToolError(() => service.create({ request, title: params.title, instructions: params.instructions, sourceTurnId: options.turnId, sourceCallId: context.callId }));
         return { content: `Started background job ${job.id} ("${job.title}"). It runs on its own; check it later with show_background_job_details.`, details: { jobId: job.id } };
       },
     }),

@@ -50,7 +50,7 @@ export function createCheckBackLaterTool(options: { readonly service: ScheduleSe
       const prompt = requireField(params.prompt, 'prompt', 'create');
       if ((params.delay_seconds === undefined) === (params.at === undefined)) throw new Error('give exactly one of delay_seconds and at when action is "create"');
       const timeZone = params.time_zone ?? 'UTC';
-      const schedule = await asScheduleToolError(() =>
+      const { record: schedule } = await asScheduleToolError(() =>
         service.create({ request, kind: 'once', delaySeconds: params.delay_seconds, at: params.at, timeZone, prompt, sourceTurnId: options.turnId, sourceCallId: context.callId }),
       );
       const receipt = `I'll check back at ${schedule.nextFireDescription ?? schedule.nextFireAt ?? ''}`;

@@ -44,7 +44,7 @@ export function createCronTool(options: { readonly service: ScheduleService; rea
         refuseFields(params, ['schedule_id'], 'create');
         const cron = requireField(params.cron, 'cron', 'create');
         const prompt = requireField(params.prompt, 'prompt', 'create');
-        const schedule = await asScheduleToolError(() =>
+        const { record: schedule } = await asScheduleToolError(() =>
           service.create({ request, kind: 'cron', cron, timeZone: params.time_zone ?? 'UTC', prompt, overlap: params.overlap, missed: params.missed, sourceTurnId: options.turnId, sourceCallId: context.callId }),
         );
         const receipt = `I'll run this on "${schedule.cron ?? ''}" (${schedule.timeZone}); first at ${schedule.nextFireDescription ?? ''}`;

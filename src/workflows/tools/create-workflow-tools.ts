@@ -60,7 +60,7 @@ export function createWorkflowTools(options: { readonly engine: WorkflowEngine; 
       if (scriptBytes > WORKFLOW_LIMITS.scriptBytes) throw new Error(`script: ${scriptBytes} bytes is over the ${WORKFLOW_LIMITS.scriptBytes}-byte limit; move data into args or shorten it`);
       const argsBytes = Buffer.byteLength(JSON.stringify(params.args ?? {}));
       if (argsBytes > WORKFLOW_LIMITS.argsBytes) throw new Error(`args: ${argsBytes} bytes of JSON is over the ${WORKFLOW_LIMITS.argsBytes}-byte limit`);
-      const record = await engine.startRun({
+      const { record } = await engine.startRun({
         agent: turn.agent,
         title: params.title,
         script: params.script,
