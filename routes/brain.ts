@@ -111,12 +111,19 @@ export const brainRoutes: FastifyPluginAsyncZod<BrainRoutesOptions> = async (app
     {
       schema: {
         summary: 'Write a page',
-        description: '`201` with the page when the reference was free, `200` when it replaced a page. Tags are kept once each (compared without case).',
+        description: '`201` with the page when the reference was free, `200` when it replaced a page. Tags are kept once each (compared without case). An agent keeps at most `BRAIN_PAGES_PER_AGENT` pages (10,000): one more is `409 brain_full`.',
         tags: ['brain'],
         operationId: 'putBrainPage',
         params: pageParams,
         body: pageBodySchema,
-        response: { 200: pageSchema, 201: pageSchema, 413: errorEnvelopeSchema, 415: errorEnvelopeSchema, ...commonErrorResponses },
+        response: {
+          200: pageSchema,
+          201: pageSchema,
+          409: errorEnvelopeSchema.describe('`brain_full`: a new page past the agent\'s cap (`BRAIN_PAGES_PER_AGENT`); replacing a page still works.'),
+          413: errorEnvelopeSchema,
+          415: errorEnvelopeSchema,
+          ...commonErrorResponses,
+        },
       },
     },
     async (request, reply) => {

@@ -14,6 +14,7 @@ import type { HostLookup } from './net/guarded-lookup.js';
 import { defaultSandboxLimits, detectCommandSandbox } from './sandbox/detect-sandbox.js';
 import { armCrashPoints } from './durable/crash-points.js';
 import { openDurableWork } from './durable/open-durable-work.js';
+import { Retention } from './durable/retention.js';
 import type { DurableWork } from './durable/durable-work.js';
 import { openStoreDatabase, openTurnStoreOn } from './store/open-turn-store.js';
 import { createObservability } from './observability/create-observability.js';
@@ -65,7 +66,12 @@ export interface Runtime {
   readonly observability: Observability;
   readonly backgroundJobs: BackgroundJobService;
   readonly schedules: ScheduleService;
+  /** The periodic prune of finished durable work past `RETENTION_DAYS`. */
+  readonly retention: Retention;
 }
+
+/** How often the retention job looks for finished work past its days (a pass with more left goes on at once). */
+const RETENTION_INTERVAL_MS = 3_600_000;
 
 /**
  * Wires the service from its configuration: the store, the tool services (sandbox, web
@@ -87,7 +93,7 @@ export async function createRuntime(options: {
   armCrashPoints(config.durable.testCrashAt);
   await prepareDataDir(config.dataDir);
   const database = await openStoreDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const store = await openTurnStoreOn(database, { logger: logger.child({ component: 'store' }) });
+  const store = await openTurnStoreOn(database, { logger: logger.child({ component: 'store' }), brainPagesPerAgent: config.brain.pagesPerAgent });
   const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
   let durable: DurableWork | undefined;
@@ -99,7 +105,7 @@ export async function createRuntime(options: {
   });
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
-    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, leaseSeconds: config.durable.leaseSeconds, clock, logger: logger.child({ component: 'durable' }) });
+    durable = await openDurableWork({ database, databaseUrl: config.databaseUrl, superviseSeconds: config.durable.superviseSeconds, leaseSeconds: config.durable.leaseSeconds, retentionDays: config.durable.retentionDays, clock, logger: logger.child({ component: 'durable' }) });
     const durableWork = durable;
     const webhooks = new WebhookService({
       durable,
@@ -243,7 +249,23 @@ export async function createRuntime(options: {
     await backgroundJobs.start({ turns: service });
     await schedules.start({ turns: service });
     await turnWebhooks.start();
-    return { app, service, store, durable: durableWork, webhooks, workflows, backgroundJobs, schedules, observability };
+    const retention = new Retention({
+      durable,
+      days: config.durable.retentionDays,
+      intervalMs: RETENTION_INTERVAL_MS,
+      clock,
+      logger: logger.child({ component: 'retention' }),
+      pruners: [
+        { name: 'workflowRuns', prune: (window) => workflows.pruneFinished(window) },
+        { name: 'backgroundJobs', prune: (window) => backgroundJobs.pruneFinished(window) },
+        { name: 'scheduleFires', prune: (window) => schedules.pruneFires(window) },
+        { name: 'webhookAttempts', prune: (window) => webhooks.pruneAttempts(window) },
+        { name: 'turnWebhooks', prune: (window) => turnWebhooks.prune(window) },
+        { name: 'durableJobs', prune: (window) => durableWork.pruneFinished(window) },
+      ],
+    });
+    await retention.start();
+    return { app, service, store, durable: durableWork, webhooks, workflows, backgroundJobs, schedules, retention, observability };
   } catch (error) {
     await durable?.stop();
     await signals?.close();

@@ -81,6 +81,14 @@ export async function listJobEvents(options: { readonly db: Kysely<BackgroundJob
 
 /** Whether the job's terminal event has a seq below `seq`. */
 export async function jobEndedBefore(options: { readonly db: Kysely<BackgroundJobTables>; readonly jobId: string; readonly seq: number }): Promise<boolean> {
-  const row = await options.db.selectFrom('background_job_events').select('seq').where('job_id', '=', options.jobId).where('type', 'in', [...JOB_TERMINAL_EVENTS]).executeTakeFirst();
+  // From the end of the job's events (its end is at or near the last), on their primary key.
+  const row = await options.db
+    .selectFrom('background_job_events')
+    .select('seq')
+    .where('job_id', '=', options.jobId)
+    .where('type', 'in', [...JOB_TERMINAL_EVENTS])
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined && row.seq < options.seq;
 }

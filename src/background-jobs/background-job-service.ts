@@ -151,6 +151,11 @@ export class BackgroundJobService {
   }
 
   /** Stops driving: each driver leaves its job where it is (the next owner goes on with it). */
+  /** Forgets jobs that ended before `before`, in bounded batches (see BackgroundJobStore.pruneFinished). */
+  pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    return this.#jobs.pruneFinished(options);
+  }
+
   async close(): Promise<void> {
     await this.#drivers.close();
   }

@@ -100,6 +100,42 @@ export class BackgroundJobStore {
     });
   }
 
+  /**
+   * Forgets jobs that ended before `before` (ISO 8601), in bounded batches: first up to `limit`
+   * of their events, then up to `limit` of those jobs with no events left (their turns and
+   * messages go with them). Answers the larger count (a full batch means there may be more).
+   */
+  async pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const events = await this.#db
+      .deleteFrom('background_job_events')
+      .where((eb) =>
+        eb(
+          eb.refTuple('job_id', 'seq'),
+          'in',
+          eb
+            .selectFrom('background_job_events as event')
+            .innerJoin('background_jobs as job', 'job.id', 'event.job_id')
+            .select(['event.job_id', 'event.seq'])
+            .where('job.finished_at', '<', options.before)
+            .limit(options.limit)
+            .$asTuple('job_id', 'seq'),
+        ),
+      )
+      .executeTakeFirst();
+    const jobs = await this.#db
+      .deleteFrom('background_jobs')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('background_jobs as job')
+          .select('job.id')
+          .where('job.finished_at', '<', options.before)
+          .where((inner) => inner.not(inner.exists(inner.selectFrom('background_job_events').select('seq').whereRef('background_job_events.job_id', '=', 'job.id'))))
+          .limit(options.limit),
+      )
+      .executeTakeFirst();
+    return Math.max(Number(events.numDeletedRows), Number(jobs.numDeletedRows));
+  }
+
   /** The job as shown, with its turns and waiting messages; undefined when there is none (of `agentId`, when given). */
   async readRecord(options: { readonly jobId: string; readonly agentId?: string | undefined }): Promise<BackgroundJobRecord | undefined> {
     const { jobId, agentId } = options;

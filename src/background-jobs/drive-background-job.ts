@@ -204,8 +204,7 @@ async function settleTurn(context: JobDriverContext, turnId: string, run: TurnRu
 }
 
 async function cancelReason(store: TurnStore, turnId: string): Promise<string | undefined> {
-  const events = await store.listEvents(turnId, { afterSeq: 0, limit: 100_000 });
-  const terminal = events.at(-1);
+  const terminal = await store.lastEvent(turnId);
   if (terminal?.type !== 'turn.cancelled') return undefined;
   const parsed = JSON.parse(terminal.json) as { reason?: unknown };
   return typeof parsed.reason === 'string' ? parsed.reason : undefined;

@@ -7,9 +7,13 @@ import type { SearchQuery } from './search-terms.js';
  * agent; no call can read, find or change another agent's pages.
  */
 export interface BrainStore {
-  /** Creates or replaces the page; `created` is true when no page had that reference. */
+  /**
+   * Creates or replaces the page; `created` is true when no page had that reference. A new
+   * page past the agent's cap is `409 brain_full` (checked with the insert, so concurrent
+   * writers cannot pass it between them).
+   */
   putPage(options: { readonly agentId: string; readonly page: BrainPageInput; readonly now: string }): Promise<{ page: BrainPage; created: boolean }>;
-  /** Creates the page only if its reference is free; undefined when it is taken. */
+  /** Creates the page only if its reference is free; undefined when it is taken; `brain_full` past the cap. */
   createPage(options: { readonly agentId: string; readonly page: BrainPageInput; readonly now: string }): Promise<BrainPage | undefined>;
   getPage(options: { readonly agentId: string; readonly reference: string }): Promise<BrainPage | undefined>;
   /** True when a page was deleted. */

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { brainFull } from './brain-errors.js';
 import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
 import { selectBrainPage, toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
@@ -12,32 +13,55 @@ import { isSingleCjkCharacter, toIndexText, type SearchQuery } from './search-te
  */
 export class PostgresBrainStore implements BrainStore {
   readonly #db: Kysely<BrainTables>;
+  readonly #maxPages: number;
 
-  constructor(db: Kysely<BrainTables>) {
+  constructor(db: Kysely<BrainTables>, options: { readonly maxPagesPerAgent: number }) {
     this.#db = db;
+    this.#maxPages = options.maxPagesPerAgent;
+  }
+
+  /**
+   * Runs `write` once the agent has room for a page under `reference` (it has one by that
+   * reference already, or fewer than the cap); `brain_full` otherwise. The agent's advisory lock
+   * makes concurrent creates count one after another, so replicas cannot pass the cap between them.
+   */
+  async #withRoom<T>(agentId: string, reference: string, write: (trx: Transaction<BrainTables>) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`brain-pages:${agentId}`}, 0))`.execute(trx);
+      const existing = await trx.selectFrom('brain_pages').select('id').where('agent_id', '=', agentId).where('reference', '=', reference).executeTakeFirst();
+      if (existing === undefined) {
+        const row = await trx.selectFrom('brain_pages').select((eb) => eb.fn.countAll<string>().as('count')).where('agent_id', '=', agentId).executeTakeFirst();
+        if (Number(row?.count ?? 0) >= this.#maxPages) throw brainFull(this.#maxPages);
+      }
+      return write(trx);
+    });
   }
 
   async putPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<{ page: BrainPage; created: boolean }> {
     const { agentId, page, now } = options;
     // `xmax = 0` holds for a freshly inserted row and not for one the conflict branch updated:
     // one atomic statement says which it was, even with concurrent writers.
-    const { rows } = await sql<{ created: boolean }>`
+    const { rows } = await this.#withRoom(agentId, page.reference, (trx) =>
+      sql<{ created: boolean }>`
       INSERT INTO brain_pages (agent_id, reference, title, content, tags_json, updated_at, search_vector)
       VALUES (${agentId}, ${page.reference}, ${page.title}, ${page.content}, ${JSON.stringify(page.tags)}, ${now}, ${searchVector(page)})
       ON CONFLICT (agent_id, reference) DO UPDATE SET
         title = EXCLUDED.title, content = EXCLUDED.content, tags_json = EXCLUDED.tags_json,
         updated_at = EXCLUDED.updated_at, search_vector = EXCLUDED.search_vector
-      RETURNING (xmax = 0) AS created`.execute(this.#db);
+      RETURNING (xmax = 0) AS created`.execute(trx),
+    );
     return { page: { ...page, updatedAt: now }, created: rows[0]?.created === true };
   }
 
   async createPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<BrainPage | undefined> {
     const { agentId, page, now } = options;
-    const { rows } = await sql<{ reference: string }>`
+    const { rows } = await this.#withRoom(agentId, page.reference, (trx) =>
+      sql<{ reference: string }>`
       INSERT INTO brain_pages (agent_id, reference, title, content, tags_json, updated_at, search_vector)
       VALUES (${agentId}, ${page.reference}, ${page.title}, ${page.content}, ${JSON.stringify(page.tags)}, ${now}, ${searchVector(page)})
       ON CONFLICT (agent_id, reference) DO NOTHING
-      RETURNING reference`.execute(this.#db);
+      RETURNING reference`.execute(trx),
+    );
     return rows.length === 0 ? undefined : { ...page, updatedAt: now };
   }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { brainFull } from './brain-errors.js';
 import type { BrainPage, BrainPageInput, BrainSearchHit } from './brain-page.js';
 import { selectBrainPage, toBrainPage, type BrainPageRow } from './brain-page-row.js';
 import type { BrainStore } from './brain-store.js';
@@ -21,9 +22,17 @@ const BM25_WEIGHTS = sql.raw('5.0, 3.0, 1.0');
  */
 export class SqliteBrainStore implements BrainStore {
   readonly #db: Kysely<BrainTables>;
+  readonly #maxPages: number;
 
-  constructor(db: Kysely<BrainTables>) {
+  constructor(db: Kysely<BrainTables>, options: { readonly maxPagesPerAgent: number }) {
     this.#db = db;
+    this.#maxPages = options.maxPagesPerAgent;
+  }
+
+  /** Refuses one more page past the cap; SQLite writes one transaction at a time, so the count holds until the insert. */
+  async #checkRoom(trx: Transaction<BrainTables>, agentId: string): Promise<void> {
+    const row = await trx.selectFrom('brain_pages').select((eb) => eb.fn.countAll<number>().as('count')).where('agent_id', '=', agentId).executeTakeFirst();
+    if ((row?.count ?? 0) >= this.#maxPages) throw brainFull(this.#maxPages);
   }
 
   async putPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<{ page: BrainPage; created: boolean }> {
@@ -31,6 +40,7 @@ export class SqliteBrainStore implements BrainStore {
     return this.#db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('brain_pages').select('id').where('agent_id', '=', agentId).where('reference', '=', page.reference).executeTakeFirst();
       if (existing === undefined) {
+        await this.#checkRoom(trx, agentId);
         await insertPage(trx, agentId, page, now);
         return { page: { ...page, updatedAt: now }, created: true };
       }
@@ -48,6 +58,7 @@ export class SqliteBrainStore implements BrainStore {
   async createPage(options: { agentId: string; page: BrainPageInput; now: string }): Promise<BrainPage | undefined> {
     const { agentId, page, now } = options;
     return this.#db.transaction().execute(async (trx) => {
+      await this.#checkRoom(trx, agentId);
       const inserted = await insertPage(trx, agentId, page, now);
       return inserted ? { ...page, updatedAt: now } : undefined;
     });

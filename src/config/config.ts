@@ -67,10 +67,14 @@ export interface Config {
   readonly toolSearchMode: 'emulated' | 'native';
   readonly skillsDir: string | undefined;
   readonly approvals: { readonly timeoutMs: number };
+  /** Pages one agent's Brain may keep; a new page past it is `409 brain_full`. */
+  readonly brain: { readonly pagesPerAgent: number };
   readonly durable: {
     readonly superviseSeconds: number;
     /** How long a running job's lease lasts unless its worker renews it. */
     readonly leaseSeconds: number;
+    /** Days finished durable work is kept before the periodic prune deletes it; 0 keeps everything. */
+    readonly retentionDays: number;
     /** Crash points armed for a crash test (TEST_CRASH_AT); empty in production. */
     readonly testCrashAt: readonly string[];
   };

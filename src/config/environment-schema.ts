@@ -105,6 +105,8 @@ export const environmentSchema = z.object({
   SKILLS_DIR: z.string().optional(),
   /** How long a tool call waits for a person's decision before the wait ends as a denial. */
   APPROVAL_TIMEOUT_MS: integer(100, 30 * 86_400_000).default(86_400_000),
+  /** Pages one agent's Brain may keep (a new one past it is `409 brain_full`). */
+  BRAIN_PAGES_PER_AGENT: integer(1, 1_000_000).default(10_000),
 
   /**
    * Tests only, and refused unless NODE_ENV=test: kill -9 this process when it first reaches
@@ -120,6 +122,11 @@ export const environmentSchema = z.object({
    * shortest heartbeat); with the supervise pass, a dead replica's jobs move within 30 s.
    */
   DURABLE_LEASE_SECONDS: integer(10, 300).default(15),
+  /**
+   * Days finished durable work is kept: ended runs and jobs with their events, schedule fires,
+   * webhook attempts, finished queue jobs. 0 keeps everything.
+   */
+  RETENTION_DAYS: integer(0, 3_650).default(30),
   /** Workflow task calls of one agent running at once, across its runs (the contract's 8 / 64). */
   WORKFLOW_TASKS_PER_AGENT: integer(1, 64).default(8),
   WORKFLOW_SCRIPT_CPU_MS: integer(50, 60_000).default(2_000),

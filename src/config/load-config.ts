@@ -110,9 +110,11 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     toolSearchMode: env.TOOL_SEARCH_MODE,
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
     approvals: { timeoutMs: env.APPROVAL_TIMEOUT_MS },
+    brain: { pagesPerAgent: env.BRAIN_PAGES_PER_AGENT },
     durable: {
       superviseSeconds: env.DURABLE_SUPERVISE_SECONDS,
       leaseSeconds: env.DURABLE_LEASE_SECONDS,
+      retentionDays: env.RETENTION_DAYS,
       testCrashAt: env.TEST_CRASH_AT ?? [],
     },
     workflows: {

@@ -72,6 +72,12 @@ export interface DurableWork {
   wake(queue: string): void;
   /** Starts `concurrency` workers on the queue in this process. */
   work(options: { readonly queue: string; readonly concurrency: number; readonly handler: DurableHandler }): Promise<void>;
+  /**
+   * Forgets up to `limit` jobs that completed or failed before `before` (ISO 8601); answers how
+   * many. On PostgreSQL pg-boss prunes its own by each queue's `deleteAfterSeconds` (from
+   * `RETENTION_DAYS`), so this deletes nothing there.
+   */
+  pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number>;
   /** Stops taking jobs and waits for the running handlers (a few seconds at most). */
   stop(): Promise<void>;
 }

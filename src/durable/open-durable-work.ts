@@ -26,6 +26,8 @@ export async function openDurableWork(options: {
   readonly databaseUrl: string | undefined;
   readonly superviseSeconds: number;
   readonly leaseSeconds: number;
+  /** Days finished jobs are kept (`RETENTION_DAYS`; 0 keeps them all). */
+  readonly retentionDays: number;
   readonly clock: Clock;
   readonly logger: Logger;
 }): Promise<DurableWork> {
@@ -37,6 +39,7 @@ export async function openDurableWork(options: {
       legacySchema: pgBoss10SchemaFor(database.schema),
       superviseSeconds: options.superviseSeconds,
       leaseSeconds: options.leaseSeconds,
+      retentionDays: options.retentionDays,
       logger,
     });
   }

@@ -33,10 +33,12 @@ export class PgBossDurableWork implements DurableWork {
   /** Ends the heartbeats of handlers still running when `stop` gives up on them. */
   readonly #abandon = new AbortController();
   readonly #heartbeatSeconds: number;
+  readonly #retentionDays: number;
 
-  private constructor(options: { boss: PgBoss; logger: Logger; connectionString: string; legacySchema: string | undefined; leaseSeconds: number }) {
+  private constructor(options: { boss: PgBoss; logger: Logger; connectionString: string; legacySchema: string | undefined; leaseSeconds: number; retentionDays: number }) {
     this.#boss = options.boss;
     this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, options.leaseSeconds);
+    this.#retentionDays = options.retentionDays;
     this.#logger = options.logger;
     this.#connectionString = options.connectionString;
     this.#legacySchema = options.legacySchema;
@@ -55,6 +57,8 @@ export class PgBossDurableWork implements DurableWork {
     readonly legacySchema?: string;
     readonly superviseSeconds: number;
     readonly leaseSeconds: number;
+    /** Days a finished job is kept (pg-boss's `deleteAfterSeconds`); 0 keeps them all. */
+    readonly retentionDays: number;
     readonly logger: Logger;
   }): Promise<PgBossDurableWork> {
     const { logger } = options;
@@ -87,7 +91,7 @@ export class PgBossDurableWork implements DurableWork {
         `pg-boss 10's schema ${legacySchema} found: each queue's waiting jobs move into ${options.schema} as the queue starts; drop ${legacySchema} once no older replica runs`,
       );
     }
-    return new PgBossDurableWork({ boss, logger, connectionString: options.connectionString, legacySchema, leaseSeconds: options.leaseSeconds });
+    return new PgBossDurableWork({ boss, logger, connectionString: options.connectionString, legacySchema, leaseSeconds: options.leaseSeconds, retentionDays: options.retentionDays });
   }
 
   /**
@@ -102,6 +106,8 @@ export class PgBossDurableWork implements DurableWork {
       retryBackoff: queue.backoff,
       heartbeatSeconds: this.#heartbeatSeconds,
       expireInSeconds: MAX_RUN_SECONDS,
+      // pg-boss's maintenance deletes finished jobs this long after they ended (0: never).
+      deleteAfterSeconds: this.#retentionDays * 86_400,
     };
     // createQueue does nothing when the queue exists (another replica may have made it just now).
     const existing = await this.#boss.getQueue(queue.name);
@@ -113,6 +119,11 @@ export class PgBossDurableWork implements DurableWork {
       const moved = await movePgBoss10Jobs({ connectionString: this.#connectionString, legacySchema: this.#legacySchema, queue: queue.name, boss: this.#boss });
       if (moved > 0) this.#logger.info({ queue: queue.name, moved, legacySchema: this.#legacySchema }, `moved ${String(moved)} waiting jobs of ${queue.name} from pg-boss 10's schema`);
     }
+  }
+
+  /** pg-boss deletes finished jobs itself, by each queue's `deleteAfterSeconds` (see defineQueue). */
+  pruneFinished(): Promise<number> {
+    return Promise.resolve(0);
   }
 
   async enqueue(options: EnqueueOptions, within?: JobTransaction): Promise<string | null> {

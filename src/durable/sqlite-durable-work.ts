@@ -11,7 +11,6 @@ import { QueueWakers } from './queue-wakers.js';
 
 /** How often an idle worker looks for due jobs it was not woken for (delayed jobs, expired leases). */
 const IDLE_POLL_MS = 250;
-const KEEP_FINISHED_MS = 24 * 3_600_000;
 const STOP_GRACE_MS = 5_000;
 
 /**
@@ -49,12 +48,16 @@ export class SqliteDurableWork implements DurableWork {
     const work = new SqliteDurableWork(options);
     const now = options.clock.now();
     await options.db.updateTable('durable_jobs').set({ lease_until: now.toISOString() }).where('state', '=', 'active').execute();
-    await options.db
-      .deleteFrom('durable_jobs')
-      .where('state', 'in', ['completed', 'failed'])
-      .where('finished_at', '<', new Date(now.getTime() - KEEP_FINISHED_MS).toISOString())
-      .execute();
     return work;
+  }
+
+  /** Forgets up to `limit` jobs that completed or failed before `before` (ISO 8601); answers how many. pg-boss prunes its own (`deleteAfterSeconds`). */
+  async pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const deleted = await this.#db
+      .deleteFrom('durable_jobs')
+      .where('id', 'in', (eb) => eb.selectFrom('durable_jobs as done').select('done.id').where('done.state', 'in', ['completed', 'failed']).where('done.finished_at', '<', options.before).limit(options.limit))
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
   }
 
   defineQueue(queue: DurableQueueOptions): Promise<void> {

@@ -52,6 +52,11 @@ export class ScheduleService {
     });
   }
 
+  /** Forgets fires handled before `before`, at most `limit` (see ScheduleStore.pruneFires). */
+  pruneFires(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    return this.#schedules.pruneFires(options);
+  }
+
   close(): void {
     this.#fireQueue.close();
   }

@@ -58,6 +58,21 @@ export class ScheduleStore {
     }
   }
 
+  /** Forgets up to `limit` fires handled before `before` (ISO 8601), but none still starting; answers how many. */
+  async pruneFires(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const deleted = await this.#db
+      .deleteFrom('schedule_fires')
+      .where((eb) =>
+        eb(
+          eb.refTuple('schedule_id', 'due_at'),
+          'in',
+          eb.selectFrom('schedule_fires as fire').select(['fire.schedule_id', 'fire.due_at']).where('fire.at', '<', options.before).where('fire.outcome', '!=', 'starting').limit(options.limit).$asTuple('schedule_id', 'due_at'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+
   async readRow(id: string): Promise<ScheduleRow | undefined> {
     return this.#db.selectFrom('schedules').selectAll().where('id', '=', id).executeTakeFirst();
   }

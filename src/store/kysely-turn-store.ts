@@ -38,13 +38,13 @@ export class KyselyTurnStore implements TurnStore {
   /** SQLite: the thread that checkpoints the WAL, stopped before the database closes. */
   readonly #checkpointer: SqliteCheckpointer | undefined;
 
-  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined, checkpointer: SqliteCheckpointer | undefined) {
+  private constructor(db: Kysely<Database>, sqlite: BetterSqlite3.Database | undefined, liveness: Kysely<Database> | undefined, checkpointer: SqliteCheckpointer | undefined, brainPagesPerAgent: number | undefined) {
     this.#db = db;
     this.#checkpointer = checkpointer;
     this.#liveness = liveness ?? db;
     this.#ownsLiveness = liveness !== undefined;
     this.#hotWrites = sqlite === undefined ? undefined : createSqliteHotWrites(db, sqlite);
-    this.brain = createBrainStore(db);
+    this.brain = createBrainStore(db, brainPagesPerAgent === undefined ? {} : { maxPagesPerAgent: brainPagesPerAgent });
     this.approvals = new KyselyApprovalStore(db);
   }
 
@@ -60,6 +60,8 @@ export class KyselyTurnStore implements TurnStore {
       readonly liveness?: Kysely<Database>;
       /** SQLite: starts the WAL's checkpointer, once the schema is up to date (see sqlite-checkpointer.ts). */
       readonly startCheckpointer?: () => SqliteCheckpointer;
+      /** Pages one agent's Brain may keep (`BRAIN_PAGES_PER_AGENT`); the Brain's default without. */
+      readonly brainPagesPerAgent?: number;
     } = {},
   ): Promise<KyselyTurnStore> {
     const migrator = new Migrator({
@@ -72,7 +74,7 @@ export class KyselyTurnStore implements TurnStore {
       await Promise.all([db.destroy(), options.liveness?.destroy()]);
       throw new Error(`the turn store could not be migrated: ${error instanceof Error ? error.message : 'unknown error'}`, { cause: error });
     }
-    return new KyselyTurnStore(db, options.sqlite, options.liveness, options.startCheckpointer?.());
+    return new KyselyTurnStore(db, options.sqlite, options.liveness, options.startCheckpointer?.(), options.brainPagesPerAgent);
   }
 
   async createTurn(turn: NewTurn): Promise<void> {
@@ -174,6 +176,11 @@ export class KyselyTurnStore implements TurnStore {
       .limit(options.limit)
       .execute();
     return rows.map((row) => ({ seq: row.seq, type: row.type as TurnEvent['type'], json: row.body }));
+  }
+
+  async lastEvent(turnId: string): Promise<StoredEvent | undefined> {
+    const row = await this.#db.selectFrom('turn_events').select(['seq', 'type', 'body']).where('turn_id', '=', turnId).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    return row === undefined ? undefined : { seq: row.seq, type: row.type as TurnEvent['type'], json: row.body };
   }
 
   async readTodos(agentId: string): Promise<readonly TodoItem[]> {

@@ -397,4 +397,19 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('creation_keys').ifExists().execute();
     },
   },
+  '2026-12-05-durable-004-retention-indexes': {
+    // The periodic prune finds finished work by when it ended, on both stores.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('workflow_runs_finished').on('workflow_runs').column('finished_at').execute();
+      await db.schema.createIndex('background_jobs_finished').on('background_jobs').column('finished_at').execute();
+      await db.schema.createIndex('schedule_fires_at').on('schedule_fires').column('at').execute();
+      await db.schema.createIndex('webhook_attempts_at').on('webhook_attempts').column('at').execute();
+      await db.schema.createIndex('durable_jobs_finished').on('durable_jobs').columns(['state', 'finished_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const index of ['durable_jobs_finished', 'webhook_attempts_at', 'schedule_fires_at', 'background_jobs_finished', 'workflow_runs_finished']) {
+        await db.schema.dropIndex(index).ifExists().execute();
+      }
+    },
+  },
 };

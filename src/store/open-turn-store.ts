@@ -65,12 +65,13 @@ export async function openStoreDatabase(options: { readonly databaseUrl: string 
  * database. On SQLite, a worker thread checkpoints the WAL from then on (sqlite-checkpointer.ts);
  * `logger` hears if it fails.
  */
-export async function openTurnStoreOn(database: StoreDatabase, options: { readonly logger?: Logger } = {}): Promise<TurnStore> {
+export async function openTurnStoreOn(database: StoreDatabase, options: { readonly logger?: Logger; readonly brainPagesPerAgent?: number } = {}): Promise<TurnStore> {
   const { sqlite } = database;
   return KyselyTurnStore.open(database.db, {
     ...(database.schema === undefined ? {} : { migrationTableSchema: database.schema }),
     ...(sqlite === undefined ? {} : { sqlite }),
     ...(database.liveness === undefined ? {} : { liveness: database.liveness }),
+    ...(options.brainPagesPerAgent === undefined ? {} : { brainPagesPerAgent: options.brainPagesPerAgent }),
     ...(sqlite === undefined || sqlite.memory
       ? {}
       : {

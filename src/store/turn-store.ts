@@ -43,5 +43,7 @@ export interface TurnStore extends TodoStore, CoordinationStore {
   getTask(turnId: string): Promise<StoredTask | undefined>;
   getTurnTools(turnId: string): Promise<TurnToolsRecord | undefined>;
   listEvents(turnId: string, options: { readonly afterSeq: number; readonly limit: number }): Promise<StoredEvent[]>;
+  /** The turn's last stored event (its terminal one once it has ended): one indexed read, however many it has. */
+  lastEvent(turnId: string): Promise<StoredEvent | undefined>;
   close(): Promise<void>;
 }

@@ -75,6 +75,15 @@ export class TurnWebhookOutbox implements TurnWebhooks {
   }
 
   /** Queues the webhook of every ended turn whose webhook still waits. */
+  /** Forgets up to `limit` outbox rows whose delivery was queued before `before` (ISO 8601); answers how many. */
+  async prune(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const deleted = await this.#db
+      .deleteFrom('turn_webhooks')
+      .where('turn_id', 'in', (eb) => eb.selectFrom('turn_webhooks as sent').select('sent.turn_id').where('sent.enqueued_at', '<', options.before).limit(options.limit))
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+
   async sweep(): Promise<void> {
     for (;;) {
       const rows = await this.#db

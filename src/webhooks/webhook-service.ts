@@ -186,6 +186,21 @@ export class WebhookService {
   }
 
   /** The stored attempts of webhooks about one subject, oldest first. */
+  /** Forgets up to `limit` delivery attempts made before `before` (ISO 8601); answers how many. */
+  async pruneAttempts(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const deleted = await this.#db
+      .deleteFrom('webhook_attempts')
+      .where((eb) =>
+        eb(
+          eb.refTuple('webhook_id', 'attempt'),
+          'in',
+          eb.selectFrom('webhook_attempts as old').select(['old.webhook_id', 'old.attempt']).where('old.at', '<', options.before).limit(options.limit).$asTuple('webhook_id', 'attempt'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+
   async listAttempts(subjectKind: string, subjectId: string): Promise<(WebhookAttempt & { readonly at: string })[]> {
     const rows = await this.#db.selectFrom('webhook_attempts').selectAll().where('subject_kind', '=', subjectKind).where('subject_id', '=', subjectId).orderBy('at').orderBy('attempt').execute();
     return rows.map((row) => ({

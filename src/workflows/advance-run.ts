@@ -80,7 +80,7 @@ async function stepOnce(context: EngineContext, runId: string): Promise<boolean>
   const events: WorkflowEventBody[] = [];
   const newTasks: NewTask[] = outcome.calls.filter((call) => !known.has(call.seq)).map((call) => newTask(run.id, call, events));
   const settledNow = newTasks.some((task) => task.state !== 'queued');
-  const dispatch = await slotsFor(context, run, [...tasks, ...newTasks.map((task) => ({ ...task, round: null }) as WorkflowTaskRow)]);
+  const dispatch = slotsFor(run, [...tasks, ...newTasks.map((task) => ({ ...task, round: null }) as WorkflowTaskRow)]);
   // The dispatched tasks' jobs are written with the step.
   await commit(context, run, { version: run.version, fed, round, newTasks, dispatch, cancelQueued: false, events, jobs: [] });
   return settledNow;
@@ -132,17 +132,16 @@ function newTask(runId: string, call: GuestCall, events: WorkflowEventBody[]): N
   return { ...base, state: 'failed', value_json: 'null', error };
 }
 
-/** Queued calls to dispatch now: within the run's concurrency and the agent's running-task limit. */
-async function slotsFor(context: EngineContext, run: WorkflowRunRow, tasks: readonly WorkflowTaskRow[]): Promise<number[]> {
+/** Queued calls to dispatch now, within the run's concurrency (the store lets through as many as the agent's limit allows). */
+function slotsFor(run: WorkflowRunRow, tasks: readonly WorkflowTaskRow[]): number[] {
   const busy = tasks.filter((task) => task.state === 'dispatched' || task.state === 'running').length;
-  const agentBusy = await context.store.countActiveTasks(run.agent_id);
-  const free = Math.min(run.concurrency - busy, context.settings.runningTasksPerAgent - agentBusy);
+  const free = run.concurrency - busy;
   if (free <= 0) return [];
   return tasks.filter((task) => task.state === 'queued').slice(0, free).map((task) => task.seq);
 }
 
-async function commit(context: EngineContext, run: WorkflowRunRow, write: StepWrite): Promise<void> {
-  const committed = await context.store.commitStep(run.id, write);
+async function commit(context: EngineContext, run: WorkflowRunRow, write: Omit<StepWrite, 'agentTaskLimit'>): Promise<void> {
+  const committed = await context.store.commitStep(run.id, { ...write, agentTaskLimit: context.settings.runningTasksPerAgent });
   if (committed) crashPoint('workflow.step-committed');
   // Another step of this run committed first (a takeover racing a slow replica): try again from the new state.
   if (!committed) throw new ServiceError({ statusCode: 409, code: 'workflow_step_conflict', message: `run ${run.id} moved on meanwhile; stepping again` });

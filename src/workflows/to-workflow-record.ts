@@ -1,10 +1,9 @@
 import { taskId } from './engine-context.js';
 import type { WorkflowRecord } from './workflow-request.js';
-import type { WorkflowRunRow, WorkflowTaskRow } from './workflow-tables.js';
+import type { RunSummary } from './workflow-store.js';
 
 /** The API view of a run and its tasks. */
-export function toWorkflowRecord(run: WorkflowRunRow, tasks: readonly WorkflowTaskRow[]): WorkflowRecord {
-  const count = (states: readonly string[]) => tasks.filter((task) => states.includes(task.state)).length;
+export function toWorkflowRecord({ run, counts, failures }: RunSummary): WorkflowRecord {
   return {
     id: run.id,
     agentId: run.agent_id,
@@ -12,17 +11,8 @@ export function toWorkflowRecord(run: WorkflowRunRow, tasks: readonly WorkflowTa
     status: run.status as WorkflowRecord['status'],
     createdAt: run.created_at,
     finishedAt: run.finished_at,
-    counts: {
-      total: tasks.length,
-      running: count(['queued', 'dispatched', 'running']),
-      succeeded: count(['succeeded']),
-      failed: count(['failed']),
-      cancelled: count(['cancelled']),
-    },
-    failures: tasks
-      .filter((task) => task.state === 'failed')
-      .slice(0, 10)
-      .map((task) => ({ taskId: taskId(run.id, task.seq), label: task.label, error: task.error ?? 'failed' })),
+    counts: { ...counts },
+    failures: failures.map((task) => ({ taskId: taskId(run.id, task.seq), label: task.label, error: task.error ?? 'failed' })),
     result: run.result_json === null ? null : (JSON.parse(run.result_json) as unknown),
     error: run.error_json === null ? null : (JSON.parse(run.error_json) as WorkflowRecord['error']),
     concurrency: run.concurrency,

@@ -148,16 +148,14 @@ export class WorkflowEngine {
   }
 
   async getRun(id: string): Promise<WorkflowRecord> {
-    const { store } = this.#context;
-    const run = await store.getRun(id);
+    const [run] = await this.#context.store.readRuns({ id, limit: 1 });
     if (run === undefined) throw workflowNotFound(id);
-    return toWorkflowRecord(run, await store.listTasks(id));
+    return toWorkflowRecord(run);
   }
 
+  /** Newest first; one store statement for the whole page. */
   async listRuns(options: { readonly agentId?: string | undefined; readonly status?: string | undefined; readonly limit: number }): Promise<WorkflowRecord[]> {
-    const { store } = this.#context;
-    const runs = await store.listRuns(options);
-    return Promise.all(runs.map(async (run) => toWorkflowRecord(run, await store.listTasks(run.id))));
+    return (await this.#context.store.readRuns(options)).map(toWorkflowRecord);
   }
 
   /**
@@ -204,12 +202,13 @@ export class WorkflowEngine {
   async eventBounds(runId: string): Promise<{ terminalSeq: number | undefined; lastSeq: number }> {
     const run = await this.#context.store.getRun(runId);
     if (run === undefined) throw workflowNotFound(runId);
-    let terminalSeq: number | undefined;
-    if (run.status !== 'running') {
-      const events = await this.#context.store.listEvents(runId, { afterSeq: 0, limit: 100_000 });
-      terminalSeq = events.find((event) => TERMINAL_WORKFLOW_EVENTS.has(event.type))?.seq;
-    }
+    const terminalSeq = run.status === 'running' ? undefined : await this.#context.store.terminalEventSeq(runId);
     return { terminalSeq, lastSeq: run.event_seq };
+  }
+
+  /** Forgets runs that ended before `before`, in bounded batches (see WorkflowStore.pruneFinished). */
+  pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    return this.#context.store.pruneFinished(options);
   }
 
   async close(): Promise<void> {

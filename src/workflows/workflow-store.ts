@@ -2,11 +2,22 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { claimCreationKey, type CreationKey } from '../durable/creation-keys.js';
 import type { DurableWork, EnqueueOptions } from '../durable/durable-work.js';
 import { transactionWithJobs, type EnqueueWithin } from '../durable/transaction-with-jobs.js';
-import type { StoredWorkflowEvent, WorkflowEventBody } from './workflow-events.js';
+import { lockForTransaction } from '../store/transaction-lock.js';
+import { TERMINAL_WORKFLOW_EVENTS, type StoredWorkflowEvent, type WorkflowEventBody } from './workflow-events.js';
 import { advanceJob, taskJob } from './workflow-queues.js';
 import type { WorkflowRunRow, WorkflowTables, WorkflowTaskRow, WorkflowTaskState } from './workflow-tables.js';
 
 type Db = Kysely<WorkflowTables> | Transaction<WorkflowTables>;
+
+/** Failed tasks a run's record names (the earliest); the counts say how many there are. */
+export const FAILURES_SHOWN = 10;
+
+/** A run with what its record says of its tasks. */
+export interface RunSummary {
+  readonly run: WorkflowRunRow;
+  readonly counts: { readonly total: number; readonly running: number; readonly succeeded: number; readonly failed: number; readonly cancelled: number };
+  readonly failures: { readonly seq: number; readonly label: string | null; readonly error: string | null }[];
+}
 
 /** A new task row, as a step inserts it. */
 export type NewTask = Pick<WorkflowTaskRow, 'seq' | 'prompt' | 'label' | 'schema_json' | 'state' | 'value_json' | 'error'>;
@@ -18,7 +29,10 @@ export interface StepWrite {
   readonly fed: readonly number[];
   readonly round: number;
   readonly newTasks: readonly NewTask[];
+  /** Queued seqs to dispatch, within the run's concurrency; as many as the agent's limit lets through are. */
   readonly dispatch: readonly number[];
+  /** Tasks the agent may have dispatched or running across its runs (`WORKFLOW_TASKS_PER_AGENT`). */
+  readonly agentTaskLimit: number;
   readonly cancelQueued: boolean;
   readonly finish?: { readonly status: 'completed' | 'failed' | 'cancelled'; readonly resultJson: string | null; readonly errorJson: string | null };
   readonly events: readonly WorkflowEventBody[];
@@ -85,11 +99,59 @@ export class WorkflowStore {
     return this.#db.selectFrom('workflow_runs').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  listRuns(options: { readonly agentId?: string | undefined; readonly status?: string | undefined; readonly limit: number }): Promise<WorkflowRunRow[]> {
-    let query = this.#db.selectFrom('workflow_runs').selectAll();
-    if (options.agentId !== undefined) query = query.where('agent_id', '=', options.agentId);
-    if (options.status !== undefined) query = query.where('status', '=', options.status);
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+  /**
+   * Runs as the API shows them, in one statement however many there are: the page of runs
+   * (one by id, or newest first by agent and status), their tasks' tallies and up to
+   * `FAILURES_SHOWN` failed tasks of each (the earliest).
+   */
+  async readRuns(filter: { readonly id?: string; readonly agentId?: string | undefined; readonly status?: string | undefined; readonly limit: number }): Promise<RunSummary[]> {
+    let page = this.#db.selectFrom('workflow_runs').selectAll();
+    if (filter.id !== undefined) page = page.where('id', '=', filter.id);
+    if (filter.agentId !== undefined) page = page.where('agent_id', '=', filter.agentId);
+    if (filter.status !== undefined) page = page.where('status', '=', filter.status);
+    const rows = await this.#db
+      .with('page', () => page.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit))
+      .with('tally', (db) =>
+        db
+          .selectFrom('workflow_tasks')
+          .where('run_id', 'in', db.selectFrom('page').select('id'))
+          .groupBy('run_id')
+          .select([
+            'run_id',
+            sql<number | string>`count(*)`.as('total'),
+            sql<number | string>`sum(case when state in ('queued', 'dispatched', 'running') then 1 else 0 end)`.as('running'),
+            sql<number | string>`sum(case when state = 'succeeded' then 1 else 0 end)`.as('succeeded'),
+            sql<number | string>`sum(case when state = 'failed' then 1 else 0 end)`.as('failed'),
+            sql<number | string>`sum(case when state = 'cancelled' then 1 else 0 end)`.as('cancelled'),
+          ]),
+      )
+      .with('failure', (db) =>
+        db
+          .selectFrom('workflow_tasks')
+          .where('state', '=', 'failed')
+          .where('run_id', 'in', db.selectFrom('page').select('id'))
+          .select(['run_id', 'seq', 'label', 'error', sql<number>`row_number() over (partition by run_id order by seq)`.as('rank')]),
+      )
+      .selectFrom('page')
+      .leftJoin('tally', 'tally.run_id', 'page.id')
+      .leftJoin('failure', (join) => join.onRef('failure.run_id', '=', 'page.id').on('failure.rank', '<=', FAILURES_SHOWN))
+      .selectAll('page')
+      .select(['tally.total', 'tally.running', 'tally.succeeded', 'tally.failed', 'tally.cancelled', 'failure.seq as failure_seq', 'failure.label as failure_label', 'failure.error as failure_error'])
+      .orderBy('page.created_at', 'desc')
+      .orderBy('page.id', 'desc')
+      .orderBy('failure.seq')
+      .execute();
+    const runs = new Map<string, RunSummary>();
+    for (const row of rows) {
+      const { total, running, succeeded, failed, cancelled, failure_seq, failure_label, failure_error, ...run } = row;
+      let summary = runs.get(run.id);
+      if (summary === undefined) {
+        summary = { run, counts: { total: Number(total ?? 0), running: Number(running ?? 0), succeeded: Number(succeeded ?? 0), failed: Number(failed ?? 0), cancelled: Number(cancelled ?? 0) }, failures: [] };
+        runs.set(run.id, summary);
+      }
+      if (failure_seq !== null) summary.failures.push({ seq: failure_seq, label: failure_label, error: failure_error });
+    }
+    return [...runs.values()];
   }
 
   listTasks(runId: string): Promise<WorkflowTaskRow[]> {
@@ -98,17 +160,6 @@ export class WorkflowStore {
 
   getTask(runId: string, seq: number): Promise<WorkflowTaskRow | undefined> {
     return this.#db.selectFrom('workflow_tasks').selectAll().where('run_id', '=', runId).where('seq', '=', seq).executeTakeFirst();
-  }
-
-  /** Calls of this agent holding a slot (dispatched or running), across its runs. */
-  async countActiveTasks(agentId: string): Promise<number> {
-    const row = await this.#db
-      .selectFrom('workflow_tasks')
-      .select((eb) => eb.fn.countAll<number | string>().as('count'))
-      .where('agent_id', '=', agentId)
-      .where('state', 'in', ['dispatched', 'running'])
-      .executeTakeFirst();
-    return Number(row?.count ?? 0);
   }
 
   appendEvent(runId: string, body: WorkflowEventBody): Promise<void> {
@@ -128,12 +179,32 @@ export class WorkflowStore {
   }
 
   /**
+   * The seq of the run's terminal event, if it has one: one indexed read from the end of its
+   * events (a run's end is its last event or near it), however many it has.
+   */
+  async terminalEventSeq(runId: string): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('workflow_events')
+      .select('seq')
+      .where('run_id', '=', runId)
+      .where('type', 'in', [...TERMINAL_WORKFLOW_EVENTS])
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.seq;
+  }
+
+  /**
    * Writes a step if the run is still at `write.version`, with a job for each task it
    * dispatches and the jobs it calls for; false when another step got there first.
    */
   async commitStep(runId: string, write: StepWrite): Promise<boolean> {
     const now = this.#now();
     return this.#transaction(async (trx, enqueue) => {
+      const run = await trx.selectFrom('workflow_runs').select('agent_id').where('id', '=', runId).executeTakeFirst();
+      if (run === undefined) return false;
+      // Before any row lock, as in settleTask: one order of locks, so the two never deadlock.
+      if (write.dispatch.length > 0 || write.cancelQueued || write.finish !== undefined) await lockAgentSlots(trx, run.agent_id);
       const bumped = await trx
         .updateTable('workflow_runs')
         .set({
@@ -149,21 +220,23 @@ export class WorkflowStore {
       if (write.fed.length > 0) {
         await trx.updateTable('workflow_tasks').set({ round: write.round }).where('run_id', '=', runId).where('seq', 'in', [...write.fed]).where('round', 'is', null).execute();
       }
-      const run = await trx.selectFrom('workflow_runs').select('agent_id').where('id', '=', runId).executeTakeFirstOrThrow();
       for (const task of write.newTasks) {
         await trx
           .insertInto('workflow_tasks')
           .values({ ...task, run_id: runId, agent_id: run.agent_id, attempts: 0, round: null, turn_ids_json: '[]', owner: null, job_id: null, claims: 0, heartbeat_at: null, created_at: now, finished_at: task.state === 'queued' ? null : now })
           .execute();
       }
-      if (write.dispatch.length > 0) {
-        await trx.updateTable('workflow_tasks').set({ state: 'dispatched' }).where('run_id', '=', runId).where('seq', 'in', [...write.dispatch]).where('state', '=', 'queued').execute();
+      const dispatch = write.dispatch.length === 0 ? [] : await takeAgentSlots(trx, { agentId: run.agent_id, limit: write.agentTaskLimit, wanted: write.dispatch });
+      if (dispatch.length > 0) {
+        await trx.updateTable('workflow_tasks').set({ state: 'dispatched' }).where('run_id', '=', runId).where('seq', 'in', dispatch).where('state', '=', 'queued').execute();
       }
       if (write.cancelQueued || write.finish !== undefined) {
-        await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).execute();
+        const freed = await trx.updateTable('workflow_tasks').set({ state: 'cancelled', finished_at: now }).where('run_id', '=', runId).where('state', 'in', ['queued', 'dispatched']).executeTakeFirst();
+        // Dispatched tasks held slots of the agent: its runs waiting for one may go on.
+        if (freed.numUpdatedRows > 0n) await wakeRunsWaitingForSlots(trx, enqueue, { agentId: run.agent_id, except: runId });
       }
       await appendEvents(trx, runId, write.events, now);
-      for (const seq of write.dispatch) await enqueue(taskJob(runId, seq));
+      for (const seq of dispatch) await enqueue(taskJob(runId, seq));
       for (const job of write.jobs) await enqueue(job);
       return true;
     });
@@ -218,6 +291,8 @@ export class WorkflowStore {
     const now = this.#now();
     return this.#transaction(async (trx, enqueue) => {
       const run = await trx.selectFrom('workflow_runs').select(['status', 'cancel_requested', 'agent_id']).where('id', '=', options.runId).executeTakeFirst();
+      // Before the task's row lock: the slot it frees and the wake it sends are seen together.
+      if (run !== undefined) await lockAgentSlots(trx, run.agent_id);
       const ignored = run === undefined || run.status !== 'running' || run.cancel_requested === 1;
       const state: WorkflowTaskState = ignored ? 'cancelled' : options.state;
       const result = await trx
@@ -231,9 +306,42 @@ export class WorkflowStore {
       if (!ignored && options.event !== undefined) await appendEvents(trx, options.runId, [options.event], now);
       await enqueue(advanceJob(options.runId));
       // A slot of the agent came free: its runs waiting for one may go on.
-      if (run !== undefined) for (const waiting of await runsWaitingForSlots(trx, run.agent_id)) if (waiting !== options.runId) await enqueue(advanceJob(waiting));
+      if (run !== undefined) await wakeRunsWaitingForSlots(trx, enqueue, { agentId: run.agent_id, except: options.runId });
       return state;
     });
+  }
+
+  /**
+   * Forgets runs that ended before `before` (ISO 8601), in bounded batches: first up to `limit`
+   * of their events, then, once a run has none left, up to `limit` such runs with their tasks.
+   * Answers the larger count (a full batch means there may be more).
+   */
+  async pruneFinished(options: { readonly before: string; readonly limit: number }): Promise<number> {
+    const events = await this.#db
+      .deleteFrom('workflow_events')
+      .where((eb) =>
+        eb(
+          eb.refTuple('run_id', 'seq'),
+          'in',
+          eb.selectFrom('workflow_events as event').innerJoin('workflow_runs as run', 'run.id', 'event.run_id').select(['event.run_id', 'event.seq']).where('run.finished_at', '<', options.before).limit(options.limit).$asTuple('run_id', 'seq'),
+        ),
+      )
+      .executeTakeFirst();
+    const runs = await this.#db
+      .selectFrom('workflow_runs')
+      .select('id')
+      .where('finished_at', '<', options.before)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('workflow_events').select('seq').whereRef('workflow_events.run_id', '=', 'workflow_runs.id'))))
+      .limit(options.limit)
+      .execute();
+    if (runs.length > 0) {
+      const ids = runs.map((run) => run.id);
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('workflow_tasks').where('run_id', 'in', ids).execute();
+        await trx.deleteFrom('workflow_runs').where('id', 'in', ids).execute();
+      });
+    }
+    return Math.max(Number(events.numDeletedRows), runs.length);
   }
 
   /** Marks the owner's running tasks as alive. */
@@ -268,17 +376,46 @@ export class WorkflowStore {
 }
 
 /** Running runs of the agent with calls waiting for a slot. */
-async function runsWaitingForSlots(db: Db, agentId: string): Promise<string[]> {
-  const rows = await db
+/**
+ * Makes the transactions that take or free an agent's task slots (dispatch, settle, cancel) run
+ * one at a time per agent, on any replica; each takes it before any row lock.
+ */
+function lockAgentSlots(trx: Transaction<WorkflowTables>, agentId: string): Promise<void> {
+  return lockForTransaction(trx, `workflow-agent-slots:${agentId}`);
+}
+
+/**
+ * Of the `wanted` seqs (in order), those the agent has slots for: its tasks dispatched or
+ * running across its runs stay within `limit`. The caller holds the agent's lock, so
+ * concurrent steps of its runs never pass the limit between them.
+ */
+async function takeAgentSlots(trx: Transaction<WorkflowTables>, options: { readonly agentId: string; readonly limit: number; readonly wanted: readonly number[] }): Promise<number[]> {
+  const row = await trx
+    .selectFrom('workflow_tasks')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('agent_id', '=', options.agentId)
+    .where('state', 'in', ['dispatched', 'running'])
+    .executeTakeFirst();
+  const free = options.limit - Number(row?.count ?? 0);
+  return free <= 0 ? [] : options.wanted.slice(0, free);
+}
+
+/**
+ * After slots of the agent came free, wakes its other runs with queued tasks. The caller holds
+ * the agent's lock: a step that found no slot has committed its queued tasks by now (and is
+ * woken here), or counts after this transaction (and finds the slot).
+ */
+async function wakeRunsWaitingForSlots(trx: Transaction<WorkflowTables>, enqueue: EnqueueWithin, options: { readonly agentId: string; readonly except: string }): Promise<void> {
+  const rows = await trx
     .selectFrom('workflow_tasks')
     .innerJoin('workflow_runs', 'workflow_runs.id', 'workflow_tasks.run_id')
     .select('workflow_tasks.run_id')
     .distinct()
-    .where('workflow_tasks.agent_id', '=', agentId)
+    .where('workflow_tasks.agent_id', '=', options.agentId)
     .where('workflow_tasks.state', '=', 'queued')
     .where('workflow_runs.status', '=', 'running')
     .execute();
-  return rows.map((row) => row.run_id);
+  for (const { run_id: waiting } of rows) if (waiting !== options.except) await enqueue(advanceJob(waiting));
 }
 
 /** Numbers and stores events in the caller's transaction; the run row's counter serialises writers. */

@@ -44,7 +44,7 @@ function backendOver(options: { name: string; database: StoreDatabase; store: Tu
     database: options.database,
     leaseSeconds: options.leaseSeconds,
     async replica() {
-      const work = await openDurableWork({ database: options.database, databaseUrl: options.databaseUrl, superviseSeconds: 1, leaseSeconds: options.leaseSeconds, clock: systemClock, logger });
+      const work = await openDurableWork({ database: options.database, databaseUrl: options.databaseUrl, superviseSeconds: 1, leaseSeconds: options.leaseSeconds, retentionDays: 30, clock: systemClock, logger });
       opened.push(work);
       return work;
     },

@@ -68,7 +68,7 @@ describe('upgrading a database that pg-boss 10 ran on', () => {
   let store: TurnStore;
   const opened: DurableWork[] = [];
   const open = async (logger = silent): Promise<DurableWork> => {
-    const work = await openDurableWork({ database, databaseUrl: schema.url, superviseSeconds: 1, leaseSeconds: 10, clock: systemClock, logger });
+    const work = await openDurableWork({ database, databaseUrl: schema.url, superviseSeconds: 1, leaseSeconds: 10, retentionDays: 30, clock: systemClock, logger });
     opened.push(work);
     return work;
   };

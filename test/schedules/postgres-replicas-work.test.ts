@@ -61,6 +61,8 @@ describe('schedules and background jobs on two replica processes sharing Postgre
       const record = (await getJson(`${b.baseUrl}/background-jobs/${id}`)).body;
       return record.turns.length === 1 ? record : undefined;
     });
+    // A job turn is recorded just before it starts: wait until the turn itself runs.
+    await waitUntil('the turn to run', async () => ((await getJson(`${a.baseUrl}/turns/${running.turnIds[0]}`)).body.status === 'running' ? true : undefined));
     expect((await postJson(`${b.baseUrl}/background-jobs/${id}/messages`, { text: 'hello from b' })).status).toBe(202);
     const stopped = await postJson(`${b.baseUrl}/background-jobs/${id}/stop`);
     expect(stopped.status).toBe(202);
