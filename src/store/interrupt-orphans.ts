@@ -12,38 +12,36 @@ export async function interruptOrphans(db: Kysely<Database>, options: { readonly
   return db.transaction().execute(async (trx) => {
     const orphans = await trx
       .selectFrom('turns')
-      .select((eb) => [
-        'id',
-        'iterations',
-        'input_tokens',
-        'output_tokens',
-        eb.selectFrom('turn_events').select((inner) => inner.fn.coalesce(inner.fn.max('seq'), inner.lit(0)).as('seq')).whereRef('turn_events.turn_id', '=', 'turns.id').as('last_seq'),
-      ])
+      .select(['id', 'iterations', 'input_tokens', 'output_tokens'])
       .where('status', 'in', ['running', 'queued'])
       .where((eb) => eb.or([...(options.owner === undefined ? [] : [eb('owner', '=', options.owner)]), eb('heartbeat_at', '<', options.staleBefore)]))
       .execute();
+    const ended: string[] = [];
+    const error: TurnError = { code: 'interrupted', message: 'the process running this turn stopped before the turn finished' };
     for (const orphan of orphans) {
-      const error: TurnError = {
-        code: 'interrupted',
-        message: 'the process running this turn stopped before the turn finished',
-      };
-      const usage = { inputTokens: orphan.input_tokens, outputTokens: orphan.output_tokens };
-      const event: TurnEvent = {
-        type: 'turn.failed',
-        turnId: orphan.id,
-        seq: (orphan.last_seq ?? 0) + 1,
-        at: options.now,
-        error,
-        iterations: orphan.iterations,
-        usage,
-      };
-      await insertEvents(trx, orphan.id, [{ seq: event.seq, type: event.type, json: JSON.stringify(event) }]);
-      await trx
+      // Ended here only if still live: another replica's sweep may have ended it meanwhile (on
+      // PostgreSQL this waits for that sweep's transaction and then finds it ended). Only the
+      // sweep that ended it appends its terminal event, after the last one stored by then.
+      const claimed = await trx
         .updateTable('turns')
         .set({ status: 'interrupted', finished_at: options.now, error_json: JSON.stringify(error), outcome: 'interrupted' })
         .where('id', '=', orphan.id)
-        .execute();
+        .where('status', 'in', ['running', 'queued'])
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows === 0n) continue;
+      const last = await trx.selectFrom('turn_events').select((eb) => eb.fn.max('seq').as('seq')).where('turn_id', '=', orphan.id).executeTakeFirst();
+      const event: TurnEvent = {
+        type: 'turn.failed',
+        turnId: orphan.id,
+        seq: (last?.seq ?? 0) + 1,
+        at: options.now,
+        error,
+        iterations: orphan.iterations,
+        usage: { inputTokens: orphan.input_tokens, outputTokens: orphan.output_tokens },
+      };
+      await insertEvents(trx, orphan.id, [{ seq: event.seq, type: event.type, json: JSON.stringify(event) }]);
+      ended.push(orphan.id);
     }
-    return orphans.map((orphan) => orphan.id);
+    return ended;
   });
 }

@@ -238,6 +238,7 @@ export class WorkflowStore {
       await appendEvents(trx, runId, write.events, now);
       for (const seq of dispatch) await enqueue(taskJob(runId, seq));
       for (const job of write.jobs) await enqueue(job);
+      if (!write.cancelQueued && write.finish === undefined && (await cameAfterRead(trx, runId))) await enqueue(advanceJob(runId));
       return true;
     });
   }
@@ -293,6 +294,9 @@ export class WorkflowStore {
       const run = await trx.selectFrom('workflow_runs').select(['status', 'cancel_requested', 'agent_id']).where('id', '=', options.runId).executeTakeFirst();
       // Before the task's row lock: the slot it frees and the wake it sends are seen together.
       if (run !== undefined) await lockAgentSlots(trx, run.agent_id);
+      // Then the run's row, before the task's: a step that read the run before this commits
+      // cannot commit before it either, and then sees this result (see cameAfterRead).
+      await trx.updateTable('workflow_runs').set((eb) => ({ version: eb.ref('version') })).where('id', '=', options.runId).execute();
       const ignored = run === undefined || run.status !== 'running' || run.cancel_requested === 1;
       const state: WorkflowTaskState = ignored ? 'cancelled' : options.state;
       const result = await trx
@@ -373,6 +377,27 @@ export class WorkflowStore {
       return true;
     });
   }
+}
+
+/**
+ * Whether a task settled, or a cancel came, after this step read the run: then its own wake may
+ * have been dropped (a stately queue keeps one job waiting per run, and this step's job was
+ * it, not yet running), so the step asks for the next one. A settle and a cancel lock the run
+ * row first and this step updated it before asking, so either one committed before this
+ * question (and is seen here), or it commits after this step did and its wake is kept.
+ */
+async function cameAfterRead(trx: Transaction<WorkflowTables>, runId: string): Promise<boolean> {
+  const unfed = await trx
+    .selectFrom('workflow_tasks')
+    .select('seq')
+    .where('run_id', '=', runId)
+    .where('round', 'is', null)
+    .where('state', 'in', ['succeeded', 'failed', 'cancelled'])
+    .limit(1)
+    .executeTakeFirst();
+  if (unfed !== undefined) return true;
+  const run = await trx.selectFrom('workflow_runs').select('cancel_requested').where('id', '=', runId).executeTakeFirst();
+  return run?.cancel_requested === 1;
 }
 
 /** Running runs of the agent with calls waiting for a slot. */

@@ -170,6 +170,22 @@ describe.each(dialects)('coordination in the store on $dialect', ({ dialect, loc
     expect(await store.getTurn('late')).toMatchObject({ status: 'running' });
   });
 
+  it.runIf(dialect === 'PostgreSQL')('ends each orphan once when two replicas sweep at the same time: one terminal event, no error', async () => {
+    const second = await location.open();
+    try {
+      const started = (turnId: string) => ({ seq: 1, type: 'turn.started' as const, json: JSON.stringify({ type: 'turn.started', turnId, seq: 1 }) });
+      for (let index = 0; index < 12; index += 1) await store.admitTurn({ turn: newTurn(`orphan-${index}`, `agent-${index}`), startedEvent: started(`orphan-${index}`) });
+      const sweeps = await Promise.all([store, second, store, second].map((sweeper) => sweeper.interruptOrphans({ staleBefore: '2026-12-01T10:00:10.000Z', now: '2026-12-01T10:00:20.000Z' })));
+      expect(sweeps.flat().sort()).toEqual(Array.from({ length: 12 }, (_unused, index) => `orphan-${index}`).sort());
+      for (let index = 0; index < 12; index += 1) {
+        const events = await store.listEvents(`orphan-${index}`, { afterSeq: 0, limit: 10 });
+        expect(events.map((event) => event.type)).toEqual(['turn.started', 'turn.failed']);
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
   it.runIf(dialect === 'PostgreSQL')('agrees across connections: 20 concurrent identical keys make one turn, 20 enqueues fill the queue exactly', async () => {
     const second = await location.open();
     try {
