@@ -119,14 +119,17 @@ describe("the torture's checks", () => {
 });
 
 /**
- * Three rounds of the torture on each store, as `npm run torture` runs fifty: work submitted,
- * a kill -9 at a seeded instant, a restart; then every invariant must hold. The seed is printed
- * with any failure: `npm run torture -- --store <store> --rounds 3 --seed <seed>` replays it.
+ * Three rounds of the torture on SQLite, as `npm run torture` runs fifty on each store: work
+ * submitted, a kill -9 at a seeded instant, a restart; then every invariant must hold. The seed
+ * is printed with any failure: `npm run torture -- --store sqlite --rounds 3 --seed <seed>`
+ * replays it. PostgreSQL's two replicas are the torture's own run (`npm run torture -- --store
+ * postgres`): in the suite they cost more of its 25 minutes than they add to the crash tests,
+ * which kill a PostgreSQL replica at every named point.
  */
 describe('the crash torture, three rounds', () => {
   const seed = process.env['TORTURE_SEED'] === undefined ? randomInt(2 ** 31) : Number(process.env['TORTURE_SEED']);
 
-  it.concurrent.each(['sqlite', 'postgres'] as const)('leaves no violation on %s', async (store) => {
+  it.each(['sqlite'] as const)('leaves no violation on %s', async (store) => {
     const result = await runTorture({ store, seed, rounds: 3, settleTimeoutMs: 90_000 });
     expect(result.violations, `seed ${seed}`).toEqual([]);
     expect(result.kills).toHaveLength(3);
