@@ -92,7 +92,7 @@ const context = {
   signal: new AbortController().signal,
   callId: 'bench',
   logger: pino({ level: 'silent' }),
-  present: () => undefined,
+  present: () => undefined, reportStopped: () => undefined,
 };
 
 /** Prints catalog creation and search times for a catalog of 2,000 deferred tools. */

@@ -38,7 +38,11 @@ export function layoutTimeline(events, nowMs) {
       tool.label = event.label ?? tool.label;
       tool.durationMs = event.durationMs;
       tool.status = event.type === 'tool.completed' ? 'completed' : 'failed';
-      if (event.type === 'tool.failed') tool.error = event.error;
+      if (event.type === 'tool.failed') {
+        tool.error = event.error;
+        // How far a cancelled or timed-out call got: not_started, cancelled or maybe_ran.
+        if (event.outcome !== undefined) tool.outcome = event.outcome;
+      }
       tool.events.push(event);
       tools.set(event.callId, tool);
     } else if (event.type === 'tool.presentation') {

@@ -43,6 +43,9 @@ function renderSummary(record) {
 }
 
 // The height of a row of labels under a lane's bars, and the lane's own (as in inspector.css).
+/** How far a cancelled or timed-out call got, in words (the event's `outcome`). */
+const OUTCOME_WORDS = { not_started: 'not started', cancelled: 'stopped, processes gone', maybe_ran: 'may have run' };
+
 const LABEL_ROW_REM = 1.1;
 const LANE_REM = 1.9;
 
@@ -114,13 +117,14 @@ function render() {
     const badges = [];
     if (bar.repair !== undefined && bar.repair !== 'none') badges.push(element('span', { className: 'badge repair', text: `repaired: ${bar.repair}` }));
     if (bar.error !== undefined) badges.push(element('span', { className: 'badge failure', text: bar.error.code }));
+    if (bar.outcome !== undefined) badges.push(element('span', { className: 'badge outcome', text: OUTCOME_WORDS[bar.outcome] ?? bar.outcome, data: { outcome: bar.outcome } }));
     if (bar.status === 'cancelled') badges.push(element('span', { className: 'badge failure', text: 'cancelled' }));
     const text = `${bar.label}${bar.endMs > bar.startMs || bar.durationMs ? ` · ${formatDuration(bar.durationMs ?? bar.endMs - bar.startMs)}` : ''}`;
     // Labels start beside their bars, to be measured, and are placed once drawn (placeBarLabels).
     const inner = element('span', { className: 'bar-inner' }, element('span', { className: 'bar-label', text }), ...badges);
     const node = element('button', { className: `bar bar-${bar.kind} bar-${bar.status} bar-narrow`, data: { kind: bar.kind, status: bar.status, lane: bar.lane, ...(bar.callId === undefined ? { iteration: bar.iteration } : { callId: bar.callId }) } }, inner);
     node.type = 'button';
-    node.title = `${text}${bar.error === undefined ? '' : `\n${bar.error.message}`}`;
+    node.title = `${text}${bar.error === undefined ? '' : `\n${bar.error.message}`}${bar.outcome === undefined ? '' : `\noutcome: ${bar.outcome}`}`;
     node.style.left = percent(bar.startMs);
     node.style.width = `max(4px, ${percent(bar.endMs - bar.startMs)})`;
     node.addEventListener('click', () => showDetails(bar));

@@ -14,6 +14,12 @@ const jsonObject = z.record(z.string(), z.unknown());
 export const turnKindSchema = z.enum(['text', 'workflow_task']);
 export const cancelReasonSchema = z.enum(['client_disconnected', 'cancel_requested', 'timeout', 'shutdown', 'superseded']);
 export const toolFailureCodeSchema = z.enum(['invalid_arguments', 'unknown_tool', 'tool_error', 'timeout', 'aborted', 'skipped', 'denied']);
+export const callOutcomeSchema = z
+  .enum(['not_started', 'cancelled', 'maybe_ran'])
+  .describe(
+    'How far a call stopped by a cancel or a timeout got: `not_started` (it never began), `cancelled` (the tool acknowledged the stop and its processes are gone), `maybe_ran` (it had begun and its effects are unknown).',
+  );
+export type CallOutcome = z.infer<typeof callOutcomeSchema>;
 
 const envelope = {
   turnId: z.string(),
@@ -80,6 +86,7 @@ const toolFailed = z.object({
   namespace: z.string().optional(),
   label: z.string().optional(),
   error: z.object({ code: toolFailureCodeSchema, message: z.string() }),
+  outcome: callOutcomeSchema.optional().describe('Set on every call a cancel or a timeout ended (see `CallOutcome`).'),
   output: z.string().describe('What the model sees.'),
   details: jsonObject.optional(),
   durationMs: z.number(),

@@ -2,7 +2,7 @@ import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-
 import { jsonOutputItem } from '../models/item-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
-import { executeToolCall, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
+import { executeToolCall, NOT_STARTED, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
 import { prepareToolCall, type PreparedCall } from './prepare-tool-call.js';
 import { runWithLimit } from '../concurrency/run-with-limit.js';
 import type { CallGate, ParkedCall } from './call-gate.js';
@@ -19,7 +19,6 @@ export interface DispatchResult {
 }
 
 const PRIOR_TERMINATION = 'Not run: a prior tool call already ended this turn.';
-const NOT_STARTED = 'Not run: the turn was cancelled before this call started.';
 
 /**
  * Runs a response's calls. Consecutive `parallel` calls run together under `parallelLimit`;
@@ -123,6 +122,7 @@ export async function dispatchToolCalls(options: {
       name: call.name,
       ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
       error: { code: terminatedBy === undefined ? 'aborted' : 'skipped', message: skippedBecause },
+      ...(terminatedBy === undefined ? { outcome: 'not_started' as const } : {}),
       output: skippedBecause,
       durationMs: 0,
       iteration: runtime.iteration,

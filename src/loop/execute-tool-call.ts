@@ -7,7 +7,8 @@ import type { FunctionCallOutputItem } from '../models/model-client.js';
 import { withOutputJson } from '../output-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import { resultText, type AgentToolResult } from '../tools/tool-result.js';
-import type { ToolFailureCode, TurnEventBody } from '../events/turn-events.js';
+import type { CallOutcome as ToolCallOutcome, ToolFailureCode, TurnEventBody } from '../events/turn-events.js';
+import { CallTimedOutError, type StoppedOutcome } from '../tools/call-stopped.js';
 import { REPEATED_FAILURE_WARNING, type FailureMemory } from './failure-memory.js';
 import type { PreparedCall } from './prepare-tool-call.js';
 import { toModelOutput } from './to-model-output.js';
@@ -33,6 +34,13 @@ export interface ToolCallRuntime {
 }
 
 const MAX_LABEL_LENGTH = 200;
+/** The answer of a call the turn's cancel came before: it never began. */
+export const NOT_STARTED = 'Not run: the turn was cancelled before this call started.';
+/**
+ * How long a stopped call of a tool that `reportsStop` may take to say how far it got. A
+ * command's processes are killed and gone well within it; one that is not is recorded `maybe_ran`.
+ */
+export const STOP_REPORT_MS = 1_000;
 
 /**
  * Runs one prepared call to a recorded outcome: `tool.started`, then exactly one of
@@ -46,6 +54,9 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const namespace = namespaceOf === undefined ? {} : { namespace: namespaceOf };
   if (prepared.kind === 'rejected') {
     return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: prepared.label });
+  }
+  if (runtime.signal.aborted) {
+    return fail(runtime, prepared, { code: 'aborted', message: NOT_STARTED, durationMs: 0, label: undefined, outcome: 'not_started' });
   }
   const { tool, params, repair } = prepared;
   const label = activityLabel(tool, params);
@@ -69,15 +80,24 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     stoppedBy ??= 'cancel';
     controller.abort(runtime.signal.reason);
   };
-  let resolveStopped: () => void = () => undefined;
   const stopped = new Promise<'stopped'>((resolve) => {
-    resolveStopped = () => {
-      resolve('stopped');
+    controller.signal.addEventListener(
+      'abort',
+      () => {
+        resolve('stopped');
+      },
+      { once: true },
+    );
+  });
+  let reported: StoppedOutcome | undefined;
+  let onReported: () => void = () => undefined;
+  const reportedPromise = new Promise<'reported'>((resolve) => {
+    onReported = () => {
+      resolve('reported');
     };
   });
-  controller.signal.addEventListener('abort', resolveStopped, { once: true });
-  if (runtime.signal.aborted) onTurnAbort();
-  else runtime.signal.addEventListener('abort', onTurnAbort, { once: true });
+  // Not aborted yet: a call the cancel came before was answered above.
+  runtime.signal.addEventListener('abort', onTurnAbort, { once: true });
   const timer = setTimeout(() => {
     stoppedBy ??= 'timeout';
     controller.abort(new Error(`timed out after ${formatDuration(timeoutMs)}`));
@@ -96,6 +116,12 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     present: (event: { type: string; data?: JsonObject }) => {
       runtime.emit({ type: 'tool.presentation', callId: call.callId, name: tool.name, event });
     },
+    reportStopped: (outcome: StoppedOutcome) => {
+      // Only a stopped call has an outcome to report, and the first report stands.
+      if (!controller.signal.aborted || reported !== undefined) return;
+      reported = outcome;
+      onReported();
+    },
   };
   const running = Promise.resolve()
     .then(() => tool.execute(params, context))
@@ -106,9 +132,11 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const settled = await Promise.race([running, stopped]);
   clearTimeout(timer);
   runtime.signal.removeEventListener('abort', onTurnAbort);
-  const durationMs = Math.round(runtime.clock.monotonicMs() - started);
 
   if (settled === 'stopped' || (!settled.ok && stoppedBy !== undefined)) {
+    // How far the call got: what the tool reports (see stopOutcome).
+    const outcome = await stopOutcome({ tool, reported: () => reported, reportedPromise });
+    const durationMs = Math.round(runtime.clock.monotonicMs() - started);
     // A cancelled call's unwinding waits while a crowd of clients is still leaving (see untilAbortsSettle).
     if (stoppedBy === 'cancel') await untilAbortsSettle();
     void running.then((late) => {
@@ -120,14 +148,20 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
         message: `${tool.name} timed out after ${formatDuration(timeoutMs)} and was stopped; try a smaller request or a different approach`,
         durationMs,
         label,
+        outcome,
       });
     }
     return fail(runtime, prepared, {
       code: 'aborted',
-      message: `aborted after ${formatDuration(durationMs)}: the turn was cancelled`,
+      message: outcome === 'not_started' ? NOT_STARTED : `aborted after ${formatDuration(durationMs)}: the turn was cancelled`,
       durationMs,
       label,
+      outcome,
     });
+  }
+  const durationMs = Math.round(runtime.clock.monotonicMs() - started);
+  if (!settled.ok && settled.error instanceof CallTimedOutError) {
+    return fail(runtime, prepared, { code: 'timeout', message: settled.error.message, durationMs, label, outcome: settled.error.outcome });
   }
   if (!settled.ok) {
     const message = settled.error instanceof Error ? settled.error.message : String(settled.error);
@@ -163,14 +197,41 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   return { output, terminate: result.terminate === true, result, ...(outputJson === undefined ? {} : { outputJson }) };
 }
 
+/**
+ * The outcome of a stopped call. A tool that `reportsStop` is waited for, at most
+ * STOP_REPORT_MS: what it reports stands, and silence is `maybe_ran`. Any other tool is
+ * recorded at once, as it cannot say how far it got: `cancelled` when it is read-only (it
+ * changed nothing), `maybe_ran` otherwise (it had begun, and its effects are unknown).
+ */
+async function stopOutcome(options: {
+  tool: WorkerAgentTool;
+  reported: () => StoppedOutcome | undefined;
+  reportedPromise: Promise<'reported'>;
+}): Promise<ToolCallOutcome> {
+  const { tool } = options;
+  if (tool.reportsStop === true && options.reported() === undefined) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('late');
+      }, STOP_REPORT_MS);
+    });
+    await Promise.race([options.reportedPromise, late]);
+    clearTimeout(timer);
+  }
+  const reported = options.reported();
+  if (reported !== undefined) return reported;
+  return tool.isReadOnly && tool.reportsStop !== true ? 'cancelled' : 'maybe_ran';
+}
+
 function fail(
   runtime: ToolCallRuntime,
   prepared: PreparedCall,
-  failure: { code: ToolFailureCode; message: string; durationMs: number; label: string | undefined },
+  failure: { code: ToolFailureCode; message: string; durationMs: number; label: string | undefined; outcome?: ToolCallOutcome },
 ): CallOutcome {
   const { call } = prepared;
   let output = failure.code === 'aborted' ? failure.message : `Error: ${failure.message}`;
-  if (failure.code !== 'aborted') {
+  if (failure.code !== 'aborted' && failure.outcome !== 'not_started') {
     const count = runtime.failures.record({ identity: prepared.identity, rawArguments: call.arguments, message: failure.message });
     output += count > 1 ? `\n\n${REPEATED_FAILURE_WARNING}` : '\nTry a different approach if this keeps failing.';
   }
@@ -181,6 +242,7 @@ function fail(
     ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
     ...(failure.label === undefined ? {} : { label: failure.label }),
     error: { code: failure.code, message: failure.message },
+    ...(failure.outcome === undefined ? {} : { outcome: failure.outcome }),
     output,
     ...(prepared.repair === undefined || prepared.repair === 'none' ? {} : { details: { repair: prepared.repair } }),
     durationMs: failure.durationMs,

@@ -46,6 +46,15 @@ export interface CommandRunResult {
    * after 5 s, killed", "aborted after 1.2 s: the turn was cancelled".
    */
   readonly summary: string;
+  /** False only when the request was cancelled before the command's process was started. */
+  readonly spawned: boolean;
+  /**
+   * True when every process the command started is known to be gone: its cgroups were emptied
+   * and removed, or, without cgroups, its process group ended and with it the sandbox's PID
+   * namespace (whose end takes every process inside along). False when one may be left (a
+   * host command that left its process group, a cgroup that would not empty).
+   */
+  readonly allGone: boolean;
 }
 
 /** A place to run commands: a bubblewrap sandbox, or (only when configured) the bare host. */

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { ARGUMENTS_FD, buildBwrapArguments, SANDBOX_GROUP, SANDBOX_HOME, SANDBOX_PASSWD, type BwrapLayout } from './bwrap-arguments.js';
 import { checkCommandRequest } from './check-command-request.js';
 import { commandEnvironment, commandPreamble } from './command-environment.js';
-import { CommandSandboxError, type CommandRunRequest, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
+import { CommandSandboxError, type CommandRunRequest, type CommandRunResult, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
 import { createLimitedCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
 import { runCommandProcess, type CommandInput } from './run-command-process.js';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
@@ -89,6 +89,7 @@ export function createBubblewrapSandbox(
         : [identity.setprivPath, `--reuid=${String(identity.uid)}`, `--regid=${String(identity.gid)}`, '--clear-groups', '--no-new-privs', '--', ...bwrap];
     const [file = options.bwrapPath, ...args] = launcher;
     return runInCgroups(options, request, {
+      pidNamespace: true,
       file,
       args,
       // bwrap needs no environment, and an empty one cannot leak into the sandbox by mistake.
@@ -134,6 +135,7 @@ export function createHostCommandRunner(
     const checked = await checkCommandRequest(request);
     const shell = ['-c', commandPreamble(options.limits), 'sh', request.command];
     return runInCgroups(options, request, {
+      pidNamespace: false,
       file: '/bin/sh',
       args: shell,
       env: commandEnvironment({ home: checked.home, extra: request.env, nodeFolder: path.dirname(options.nodePath) }),
@@ -162,8 +164,8 @@ export function createHostCommandRunner(
 function runInCgroups(
   options: SandboxBaseOptions,
   request: CommandRunRequest,
-  process: { file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly CommandInput[] },
-): ReturnType<typeof runCommandProcess> {
+  process: { pidNamespace: boolean; file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly CommandInput[] },
+): Promise<CommandRunResult> {
   return withCommandCgroups(options, (cgroups) =>
     runCommandProcess({
       file: '/bin/sh',
@@ -176,13 +178,18 @@ function runInCgroups(
       signal: request.signal,
       outputLimitBytes: request.outputLimitBytes ?? options.outputLimitBytes,
       cgroups,
+      pidNamespace: process.pidNamespace,
       clock: options.clock,
     }),
   );
 }
 
-/** Runs `task` in fresh cgroups (pids, memory) where the sandbox uses them, and always removes them after. */
-async function withCommandCgroups<T>(options: SandboxBaseOptions, task: (cgroups: readonly CommandCgroup[]) => Promise<T>): Promise<T> {
+/**
+ * Runs `task` in fresh cgroups (pids, memory) where the sandbox uses them, and always removes
+ * them after. A group that was removed had no task left in it: where there are groups, that
+ * is what `allGone` says.
+ */
+async function withCommandCgroups(options: SandboxBaseOptions, task: (cgroups: readonly CommandCgroup[]) => Promise<CommandRunResult>): Promise<CommandRunResult> {
   const wanted: { parent: PidsCgroupParent; limits: [string, string][]; what: string }[] = [];
   if (options.cgroups.pids !== undefined) {
     wanted.push({ parent: options.cgroups.pids, limits: [['pids.max', String(options.limits.maxProcesses)]], what: 'process-limit' });
@@ -196,6 +203,7 @@ async function withCommandCgroups<T>(options: SandboxBaseOptions, task: (cgroups
     wanted.push({ parent: options.cgroups.memory, limits, what: 'memory-limit' });
   }
   const cgroups: CommandCgroup[] = [];
+  let result: CommandRunResult | undefined;
   try {
     for (const group of wanted) {
       try {
@@ -207,11 +215,14 @@ async function withCommandCgroups<T>(options: SandboxBaseOptions, task: (cgroups
         });
       }
     }
-    return await task(cgroups);
+    result = await task(cgroups);
   } finally {
-    for (const cgroup of cgroups) await cgroup.killAll();
-    for (const cgroup of cgroups) {
-      if (!(await cgroup.remove())) options.logger.warn({ procsFile: cgroup.procsFile }, 'could not remove a command cgroup');
-    }
+    await Promise.all(cgroups.map((cgroup) => cgroup.killAll()));
+    const removed = await Promise.all(cgroups.map((cgroup) => cgroup.remove()));
+    removed.forEach((done, index) => {
+      if (!done) options.logger.warn({ procsFile: cgroups[index]?.procsFile }, 'could not remove a command cgroup');
+    });
+    if (result !== undefined && cgroups.length > 0) result = { ...result, allGone: removed.every(Boolean) };
   }
+  return result;
 }

@@ -3,6 +3,9 @@ import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** How long a group's removal waits for its killed tasks to leave. */
+const REMOVE_PATIENCE_MS = 2_000;
+
 /** A cgroup folder under which this service may create one child group per command. */
 export interface PidsCgroupParent {
   readonly directory: string;
@@ -112,15 +115,16 @@ export async function createLimitedCgroup(options: {
   };
 
   const remove = async (): Promise<boolean> => {
-    // Killed tasks leave the group asynchronously, so rmdir may see EBUSY for a moment.
-    for (let attempt = 0; attempt < 40; attempt += 1) {
+    // Killed tasks leave the group asynchronously, so rmdir may see EBUSY for a moment: tried
+    // again soon at first (they are usually gone within a millisecond or two), then every 50 ms.
+    for (let waitedMs = 0, delayMs = 1; waitedMs < REMOVE_PATIENCE_MS; waitedMs += delayMs, delayMs = Math.min(50, delayMs * 2)) {
       try {
         await rmdir(directory);
         return true;
       } catch (error) {
         if (errorCode(error) === 'ENOENT') return true;
         if (errorCode(error) !== 'EBUSY') return false;
-        await sleep(50);
+        await sleep(delayMs);
       }
     }
     return false;

@@ -27,6 +27,8 @@ export interface CommandProcessOptions {
   readonly outputLimitBytes: number;
   /** The command's own cgroups (the spawn line must join them first; the caller removes them). */
   readonly cgroups: readonly CommandCgroup[];
+  /** The command runs in a PID namespace of its own (bubblewrap): when its first process ends, every other one does. */
+  readonly pidNamespace: boolean;
   readonly clock: Clock;
 }
 
@@ -45,7 +47,7 @@ const DIAGNOSTICS_LIMIT = 16 * 1024;
 export async function runCommandProcess(options: CommandProcessOptions): Promise<CommandRunResult> {
   const startedAt = options.clock.monotonicMs();
   if (options.signal.aborted) {
-    return endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason) });
+    return endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason), spawned: false, allGone: true });
   }
   const inherited = options.inheritedFds.filter((fd) => fd >= 3 + options.inputs.length);
   const devNull = inherited.length > 0 ? await open('/dev/null', 'r') : undefined;
@@ -195,6 +197,8 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
             reason: abortReasonText(signal.reason),
             signal: 'SIGKILL',
             output,
+            spawned: true,
+            allGone: options.pidNamespace,
           }),
         );
         return;
@@ -211,6 +215,8 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
           exitCode: exit?.code ?? null,
           signal: exit?.signal ?? null,
           output,
+          spawned: true,
+          allGone: options.pidNamespace,
         }),
       );
     });
@@ -226,6 +232,8 @@ interface EndedOptions {
   readonly exitCode?: number | null;
   readonly signal?: NodeJS.Signals | null;
   readonly output?: { readonly text: string; readonly totalBytes: number; readonly truncatedBytes: number };
+  readonly spawned: boolean;
+  readonly allGone: boolean;
 }
 
 function endedResult(options: EndedOptions): CommandRunResult {
@@ -241,6 +249,8 @@ function endedResult(options: EndedOptions): CommandRunResult {
     outputBytes: options.output?.totalBytes ?? 0,
     truncatedBytes: options.output?.truncatedBytes ?? 0,
     summary: summarize(options, durationMs, exitCode, signal),
+    spawned: options.spawned,
+    allGone: options.allGone,
   };
 }
 

@@ -6,6 +6,7 @@ import { StrictSchemaError, toStrictJsonSchema } from './schema/strict-schema.js
 import { zodToJsonSchema } from './schema/zod-to-json-schema.js';
 import { ToolDefinitionError } from './tool-definition-error.js';
 import type { AgentToolResult, PresentationEvent } from './tool-result.js';
+import type { StoppedOutcome } from './call-stopped.js';
 
 export type ExecutionMode = 'parallel' | 'sequential';
 
@@ -17,6 +18,13 @@ export interface ToolExecutionContext {
   readonly logger: Logger;
   /** Streams a presentation event now, while the tool is still running. */
   readonly present: (event: PresentationEvent) => void;
+  /**
+   * Once `signal` fired: says how far the call got, and is believed. `not_started` when the
+   * tool had done nothing yet; `cancelled` when everything it started has stopped (a command's
+   * processes are gone). The loop records the call at once, without waiting for `execute` to
+   * return (it may still tidy up). Only tools that declare `reportsStop` are waited for.
+   */
+  readonly reportStopped: (outcome: StoppedOutcome) => void;
 }
 
 /** The definition a tool author writes. */
@@ -45,6 +53,13 @@ export interface WorkerToolOptions<TParams> {
   readonly isDestructive: boolean;
   /** Overrides the server's per-call timeout for this tool. */
   readonly timeoutMs?: number;
+  /**
+   * `execute` calls `context.reportStopped` once its signal fired and it knows how far it got
+   * (run_command: when its processes are gone). A stopped call is then recorded only after that
+   * report (or after a second, as `maybe_ran`). Without it a stopped call is recorded at once:
+   * `cancelled` for a read-only tool, `maybe_ran` for any other.
+   */
+  readonly reportsStop?: boolean;
   /** A short label from the validated parameters: "Reading notes.md". */
   describeActivity(params: TParams): string;
   /** Replaces the label when the tool completes: "Read notes.md (1.2 KB)". */

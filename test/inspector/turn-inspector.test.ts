@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoopbackServer, type LoopbackServer } from '../net/loopback-server.js';
@@ -253,6 +256,35 @@ describe('the turn inspector in a real headless Chromium', () => {
       expect(page.url()).toContain('status=cancelled');
       await page.click('#turns tbody tr a');
       await page.waitForSelector('#timeline[data-turn-status="cancelled"]');
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('shows how far each cancelled call got: a command whose processes are gone, one that never started', async () => {
+    const command = { name: 'run_command', arguments: { command: 'touch running; sleep 30' } };
+    const stream = await openStream({
+      url: `${runtime.baseUrl}/turns`,
+      body: { agent: { id: 'inspect-outcome', tools: { computer: true } }, input: 'x', model: { script: [{ calls: [command, command] }, { text: 'never' }] } },
+    });
+    const turnId = String(stream.response.headers['turn-id']);
+    await stream.waitFor((message) => message.event === 'tool.started');
+    // Cancelled once the first command runs (it marks the home): before, it would not have started either.
+    const marker = path.join(runtime.dataDir, 'agents', 'inspect-outcome', 'home', 'running');
+    for (let waited = 0; !existsSync(marker); waited += 20) {
+      if (waited > 30_000) throw new Error('the command never ran');
+      await sleep(20);
+    }
+    await fetch(`${runtime.baseUrl}/turns/${turnId}/cancel`, { method: 'POST' });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${runtime.baseUrl}/ui/turns/${turnId}`);
+      await page.waitForSelector('#timeline[data-turn-status="cancelled"]');
+      const outcomes = await page.evaluate<string[][]>(`[...document.querySelectorAll('#timeline .badge.outcome')].map((badge) => [badge.dataset.outcome, badge.textContent])`);
+      expect(outcomes).toEqual([
+        ['cancelled', 'stopped, processes gone'],
+        ['not_started', 'not started'],
+      ]);
     } finally {
       await page.close();
     }

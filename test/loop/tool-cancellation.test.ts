@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { dispatchToolCalls } from '../../src/loop/dispatch-tool-calls.js';
 import { createToolMap } from '../../src/tools/tool-map.js';
+import { CallTimedOutError, type StoppedOutcome } from '../../src/tools/call-stopped.js';
+import { STOP_REPORT_MS } from '../../src/loop/execute-tool-call.js';
 import type { ModelClient } from '../../src/models/model-client.js';
 import type { TurnEventBody } from '../../src/events/turn-events.js';
 import { eventsOf, outputOf, runLoop, Timeline, timedTool, tool, toolCallRuntime } from './loop-harness.js';
@@ -140,11 +142,11 @@ describe('cancelling the turn', () => {
     });
     expect(outcome.kind).toBe('cancelled');
     expect(timeline.entries).toEqual([]);
-    expect(eventsOf(events, 'tool.failed').map((event) => [event.callId, event.error.code, event.output])).toEqual([
-      // The turn was cancelled while this call ran, so it is recorded as aborted too.
-      ['call_1_1', 'aborted', expect.stringMatching(/^aborted after [\d.]+ m?s: the turn was cancelled$/) as unknown],
-      ['call_1_2', 'aborted', 'Not run: the turn was cancelled before this call started.'],
-      ['call_1_3', 'aborted', 'Not run: the turn was cancelled before this call started.'],
+    expect(eventsOf(events, 'tool.failed').map((event) => [event.callId, event.error.code, event.output, event.outcome])).toEqual([
+      // The turn was cancelled while this call ran, so it is recorded as aborted too; it is read-only, so nothing it did stays.
+      ['call_1_1', 'aborted', expect.stringMatching(/^aborted after [\d.]+ m?s: the turn was cancelled$/) as unknown, 'cancelled'],
+      ['call_1_2', 'aborted', 'Not run: the turn was cancelled before this call started.', 'not_started'],
+      ['call_1_3', 'aborted', 'Not run: the turn was cancelled before this call started.', 'not_started'],
     ]);
   });
 
@@ -222,5 +224,103 @@ describe('cancelling the turn', () => {
     const { outcome, requests } = await runLoop({ tools: [], signal: controller.signal, script: [{ text: 'hi' }] });
     expect(outcome).toMatchObject({ kind: 'cancelled', iterations: 0 });
     expect(requests).toHaveLength(0);
+  });
+});
+
+describe('the outcome of a stopped call', () => {
+  /** A turn whose one call is cancelled 20 ms after it started; the tool does `onStop` when its signal fires. */
+  async function cancelledCall(options: { isReadOnly: boolean; reportsStop?: boolean; onStop?: (report: (outcome: StoppedOutcome) => void) => void; ignoresSignal?: boolean }) {
+    const controller = new AbortController();
+    const subject = tool({
+      name: 'subject',
+      isReadOnly: options.isReadOnly,
+      isDestructive: !options.isReadOnly,
+      ...(options.reportsStop === undefined ? {} : { reportsStop: options.reportsStop }),
+      execute: async (_params, context) => {
+        // Said before the stop: not an outcome, and ignored.
+        context.reportStopped('cancelled');
+        context.signal.addEventListener('abort', () => {
+          options.onStop?.(context.reportStopped);
+        });
+        setTimeout(() => {
+          controller.abort(new Error('turn cancelled: client_disconnected'));
+        }, 20);
+        await sleep(2_000, undefined, options.ignoresSignal === true ? { ref: false } : { signal: context.signal });
+        return { content: 'late' };
+      },
+    });
+    const started = performance.now();
+    const { outcome, events } = await runLoop({ tools: [subject], signal: controller.signal, script: [{ calls: [{ name: 'subject', arguments: { id: 'x' } }] }] });
+    expect(outcome.kind).toBe('cancelled');
+    const [failed] = eventsOf(events, 'tool.failed');
+    return { failed, tookMs: performance.now() - started };
+  }
+
+  it('is what a tool that reports its stop says, once it says it', async () => {
+    const { failed, tookMs } = await cancelledCall({
+      isReadOnly: false,
+      reportsStop: true,
+      ignoresSignal: true,
+      onStop: (report) => {
+        setTimeout(() => {
+          report('cancelled');
+          report('not_started'); // the first report stands
+        }, 60);
+      },
+    });
+    expect(failed).toMatchObject({ error: { code: 'aborted' }, outcome: 'cancelled' });
+    // Recorded after the report, not at the abort.
+    expect(failed?.durationMs).toBeGreaterThanOrEqual(70);
+    expect(tookMs).toBeLessThan(STOP_REPORT_MS);
+  });
+
+  it('says the call never began when the tool reports not_started', async () => {
+    const { failed } = await cancelledCall({ isReadOnly: false, reportsStop: true, onStop: (report) => { report('not_started'); } });
+    expect(failed).toMatchObject({ error: { code: 'aborted', message: 'Not run: the turn was cancelled before this call started.' }, outcome: 'not_started' });
+  });
+
+  it('is maybe_ran when a tool that reports its stop stays silent, after at most STOP_REPORT_MS', async () => {
+    const { failed, tookMs } = await cancelledCall({ isReadOnly: false, reportsStop: true, ignoresSignal: true });
+    expect(failed).toMatchObject({ outcome: 'maybe_ran' });
+    expect(tookMs).toBeGreaterThanOrEqual(STOP_REPORT_MS);
+    expect(tookMs).toBeLessThan(2_000);
+  });
+
+  it('is recorded at once for a tool that cannot report: maybe_ran when it may change things, cancelled when read-only', async () => {
+    const changing = await cancelledCall({ isReadOnly: false, ignoresSignal: true });
+    expect(changing.failed).toMatchObject({ error: { code: 'aborted' }, outcome: 'maybe_ran' });
+    expect(changing.tookMs).toBeLessThan(STOP_REPORT_MS);
+    const reading = await cancelledCall({ isReadOnly: true, ignoresSignal: true });
+    expect(reading.failed).toMatchObject({ error: { code: 'aborted' }, outcome: 'cancelled' });
+    expect(reading.tookMs).toBeLessThan(STOP_REPORT_MS);
+  });
+
+  it('is set on timeouts too: the loop’s, and a tool’s own (CallTimedOutError, recorded as a timeout)', async () => {
+    const state = { finished: false, signalFired: false };
+    const stubborn = { ...stubbornTool({ name: 'stubborn', timeoutMs: 40, state }), isReadOnly: false };
+    const ownLimit = tool({
+      name: 'own_limit',
+      isReadOnly: false,
+      isDestructive: true,
+      execute: () => Promise.reject(new CallTimedOutError('the command timed out after 3 s and was killed', 'cancelled')),
+    });
+    const { events } = await runLoop({
+      tools: [stubborn, ownLimit],
+      script: [{ calls: [{ name: 'stubborn', arguments: { id: 's' } }, { name: 'own_limit', arguments: { id: 'o' } }] }, { text: 'done' }],
+    });
+    expect(eventsOf(events, 'tool.failed').map((event) => [event.name, event.error.code, event.outcome])).toEqual([
+      ['stubborn', 'timeout', 'maybe_ran'],
+      ['own_limit', 'timeout', 'cancelled'],
+    ]);
+    expect(eventsOf(events, 'tool.failed')[1]?.error.message).toBe('the command timed out after 3 s and was killed');
+  });
+
+  it('is absent from failures that no cancel or timeout caused', async () => {
+    const broken = tool({ name: 'broken', execute: () => Promise.reject(new Error('disk full')) });
+    const { events } = await runLoop({ tools: [broken], script: [{ calls: [{ name: 'broken', arguments: { id: 'b' } }, { name: 'nope', arguments: {} }] }, { text: 'done' }] });
+    expect(eventsOf(events, 'tool.failed').map((event) => [event.error.code, event.outcome])).toEqual([
+      ['tool_error', undefined],
+      ['unknown_tool', undefined],
+    ]);
   });
 });

@@ -94,6 +94,7 @@ describe('a command process that cannot be spawned', () => {
       signal: new AbortController().signal,
       outputLimitBytes: 1024,
       cgroups: [],
+      pidNamespace: false,
       clock: systemClock,
     });
     await expect(failure).rejects.toBeInstanceOf(CommandSandboxError);

@@ -18,7 +18,7 @@ const sandbox = existsSync('/usr/bin/bwrap')
 async function call(tool: WorkerAgentTool<RunCommandParams>, args: unknown, signal = new AbortController().signal) {
   const checked = tool.checkArguments(args);
   if (!checked.ok) throw new Error(`invalid arguments: ${checked.issues.map((issue) => issue.message).join('; ')}`);
-  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: silentLogger, present: () => undefined });
+  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: silentLogger, present: () => undefined, reportStopped: () => undefined });
   return {
     text: resultText(result.content),
     details: result.details,
@@ -103,6 +103,8 @@ describe('run_command with a scripted sandbox', () => {
       outputBytes: 3,
       truncatedBytes: 0,
       summary: 'exited with code 0 after 3.1 s',
+      spawned: true,
+      allGone: true,
       ...overrides,
     });
 

@@ -59,7 +59,7 @@ export function sampleCatalogTools(): WorkerAgentTool[] {
   ];
 }
 
-const toolContext = { signal: new AbortController().signal, callId: 'call_test', logger: silentLogger, present: () => undefined };
+const toolContext = { signal: new AbortController().signal, callId: 'call_test', logger: silentLogger, present: () => undefined, reportStopped: () => undefined };
 
 /** Runs a catalog's `tool_search` as the loop would (validation first); throws what the tool throws. */
 export async function runToolSearch(catalog: ToolCatalog, args: unknown): Promise<{ text: string; details: JsonObject | undefined; label: string; completed: string | undefined }> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
+import { CallTimedOutError } from '../call-stopped.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
 import { withAgentHomeLock } from './agent-home-lock.js';
 import { describeFileError } from './describe-file-error.js';
@@ -47,6 +48,8 @@ export type RunCommandParams = z.infer<typeof runCommandParameters>;
  * `run_command`: a shell command in the agent home, through the command sandbox. A command
  * that runs and exits, with any exit code, is a result the model reads; a command that
  * could not run, timed out or was cancelled is thrown, so the loop reports it as an error.
+ * A cancelled command reports how far it got (`reportStopped`) as soon as its processes are
+ * gone, and a timed-out one throws CallTimedOutError: the call's `outcome` is the truth.
  */
 export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgentTool<RunCommandParams> {
   const { home, sandbox, settings } = options;
@@ -63,6 +66,8 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
     executionMode: 'sequential',
     isReadOnly: false,
     isDestructive: true,
+    // Says how far a cancelled command got, once its processes are gone: the call's outcome is then `cancelled`, not `maybe_ran`.
+    reportsStop: true,
     // The command's own timeout must fire first, so the result says what really happened.
     timeoutMs: settings.maxTimeoutMs + LOOP_TIMEOUT_MARGIN_MS,
     describeActivity: (params) => `Running \`${shortCommand(params.command)}\`${params.cwd === undefined ? '' : ` in ${params.cwd}`}`,
@@ -72,42 +77,56 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
     },
     // The agent's file tools wait while its command runs (and the other way round), across
     // turns and service processes: an agent cannot race its own file tools with a rename loop.
-    execute: (params, context) =>
-      withAgentHomeLock({ home, mode: 'exclusive', signal: context.signal }, async () => {
-        const timeoutMs = Math.min(params.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);
-        const cwd = params.cwd === undefined ? '' : await resolveFolder(home, params.cwd);
-        const homeMaxBytes = settings.homeMaxBytes ?? DEFAULT_HOME_MAX_BYTES;
-        // What the service wrote into the home since (saved pages, skills) becomes the sandbox user's.
-        const startedAt = Date.now();
-        await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: undefined });
-        const result = await sandbox.run({
-          command: params.command,
-          home,
-          cwd,
-          timeoutMs,
-          signal: context.signal,
-          ...(options.env === undefined ? {} : { env: options.env }),
+    execute: async (params, context) => {
+      // Set inside the home's lock; read when the call fails.
+      const progress = { spawned: false };
+      try {
+        return await withAgentHomeLock({ home, mode: 'exclusive', signal: context.signal }, async () => {
+          const timeoutMs = Math.min(params.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);
+          const cwd = params.cwd === undefined ? '' : await resolveFolder(home, params.cwd);
+          const homeMaxBytes = settings.homeMaxBytes ?? DEFAULT_HOME_MAX_BYTES;
+          // What the service wrote into the home since (saved pages, skills) becomes the sandbox user's.
+          const startedAt = Date.now();
+          await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: undefined });
+          const result = await sandbox.run({
+            command: params.command,
+            home,
+            cwd,
+            timeoutMs,
+            signal: context.signal,
+            ...(options.env === undefined ? {} : { env: options.env }),
+          });
+          progress.spawned = result.spawned;
+          // Said before the home's upkeep below: the turn's end need not wait for it.
+          if (result.status === 'aborted' && (!result.spawned || result.allGone)) context.reportStopped(result.spawned ? 'cancelled' : 'not_started');
+          // Even a killed command may have filled the home: what it added over the limit is not kept.
+          const upkeep = await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: startedAt });
+          context.logger.debug({ status: result.status, exitCode: result.exitCode, durationMs: result.durationMs }, `run_command ${result.summary}`);
+          const note = homeLimitNote(upkeep, homeMaxBytes);
+          if (result.status === 'aborted') throw new Error(`${result.summary}${note === undefined ? '' : `\n${note}`}`);
+          if (result.status === 'timed-out') {
+            throw new CallTimedOutError(`${timeoutMessage(result, settings.maxTimeoutMs)}${note === undefined ? '' : `\n${note}`}`, result.allGone ? 'cancelled' : 'maybe_ran');
+          }
+          return {
+            content: note === undefined ? commandResultText(result) : `${commandResultText(result)}\n${note}`,
+            details: {
+              exitCode: result.exitCode,
+              signal: result.signal,
+              durationMs: result.durationMs,
+              timedOut: false,
+              truncatedBytes: result.truncatedBytes,
+              homeBytes: upkeep.bytes,
+              removedOverLimit: upkeep.removed.map((file) => file.display),
+              limits: commandLimitDetails({ sandbox, homeMaxBytes }),
+            },
+          };
         });
-        // Even a killed command may have filled the home: what it added over the limit is not kept.
-        const upkeep = await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: startedAt });
-        context.logger.debug({ status: result.status, exitCode: result.exitCode, durationMs: result.durationMs }, `run_command ${result.summary}`);
-        const note = homeLimitNote(upkeep, homeMaxBytes);
-        if (result.status === 'aborted') throw new Error(`${result.summary}${note === undefined ? '' : `\n${note}`}`);
-        if (result.status === 'timed-out') throw new Error(`${timeoutMessage(result, settings.maxTimeoutMs)}${note === undefined ? '' : `\n${note}`}`);
-        return {
-          content: note === undefined ? commandResultText(result) : `${commandResultText(result)}\n${note}`,
-          details: {
-            exitCode: result.exitCode,
-            signal: result.signal,
-            durationMs: result.durationMs,
-            timedOut: false,
-            truncatedBytes: result.truncatedBytes,
-            homeBytes: upkeep.bytes,
-            removedOverLimit: upkeep.removed.map((file) => file.display),
-            limits: commandLimitDetails({ sandbox, homeMaxBytes }),
-          },
-        };
-      }),
+      } catch (error) {
+        // Stopped while it waited for the home, or before its command started: nothing ran.
+        if (!progress.spawned) context.reportStopped('not_started');
+        throw error;
+      }
+    },
   });
 }
 

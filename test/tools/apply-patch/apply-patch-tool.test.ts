@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 function contextWith(signal: AbortSignal = new AbortController().signal): ToolExecutionContext {
-  return { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined };
+  return { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined, reportStopped: () => undefined };
 }
 
 const patch = [

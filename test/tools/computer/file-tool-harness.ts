@@ -37,6 +37,7 @@ export async function runTool<TParams>(
     callId: 'c1',
     logger: pino({ level: 'silent' }),
     present: () => {},
+    reportStopped: () => {},
   });
 }
 

@@ -79,7 +79,7 @@ export async function callTool(options: {
     signal: options.signal ?? new AbortController().signal,
     callId: 'call_1',
     logger: pino({ level: 'silent' }),
-    present: () => undefined,
+    present: () => undefined, reportStopped: () => undefined,
   });
   return { ok: true, result };
 }

@@ -85,7 +85,7 @@ describe('projectMcpTools', () => {
     expect(tool?.name).toBe('get_user');
     expect(tool?.describeActivity({})).toBe('Calling acme.get.user');
     calls.length = 0;
-    const result = await tool?.execute({ name: 'ada' }, { signal: new AbortController().signal, callId: 'c', logger: pino({ level: 'silent' }), present: () => undefined });
+    const result = await tool?.execute({ name: 'ada' }, { signal: new AbortController().signal, callId: 'c', logger: pino({ level: 'silent' }), present: () => undefined, reportStopped: () => undefined });
     expect(calls).toEqual([{ tool: 'get.user', arguments: { name: 'ada' } }]);
     expect(result?.content).toBe('ran get.user');
     expect(tool?.describeCompletedActivity?.({}, { content: '' })).toBe('Called acme.get.user');

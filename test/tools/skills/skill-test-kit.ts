@@ -69,7 +69,7 @@ export const stdioServer = (command = '/usr/bin/node', extra: Partial<McpServerC
 export async function callTool<T>(tool: WorkerAgentTool<T>, args: unknown, signal = new AbortController().signal) {
   const checked = tool.checkArguments(args);
   if (!checked.ok) throw new Error(`invalid arguments: ${checked.issues.map((issue) => issue.message).join('; ')}`);
-  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined });
+  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined, reportStopped: () => undefined });
   return {
     text: resultText(result.content),
     details: result.details,

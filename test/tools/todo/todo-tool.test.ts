@@ -25,6 +25,7 @@ async function run(tool: ReturnType<typeof createTodoTool>, args: unknown, signa
     callId: 'c1',
     logger: pino({ level: 'silent' }),
     present: () => {},
+    reportStopped: () => {},
   });
   return {
     result,

@@ -20,7 +20,7 @@ export function fakeClock(): Clock & { advance(ms: number): void } {
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolExecutionContext {
-  return { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined };
+  return { signal, callId: 'call_1', logger: pino({ level: 'silent' }), present: () => undefined, reportStopped: () => undefined };
 }
 
 export function webSettings(overrides: Partial<WebFetchSettings> = {}): WebFetchSettings {

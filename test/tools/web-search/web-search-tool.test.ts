@@ -28,7 +28,7 @@ function context(overrides: Partial<ToolExecutionContext> = {}): ToolExecutionCo
     signal: new AbortController().signal,
     callId: 'call_1',
     logger: pino({ level: 'silent' }),
-    present: () => undefined,
+    present: () => undefined, reportStopped: () => undefined,
     ...overrides,
   };
 }
