@@ -21,6 +21,8 @@ import { runStorm, type StormTurn } from './storm.js';
 const TURNS = Number(process.env['BENCH_STORM_TURNS'] ?? 600);
 const WAVE = Number(process.env['BENCH_STORM_WAVE'] ?? 50);
 const SEED = Number(process.env['BENCH_STORM_SEED'] ?? 20261206);
+/** A wave's turns start this many ms apart; 0 starts them all at once (see StormOptions.staggerMs). */
+const STAGGER_MS = Number(process.env['BENCH_STORM_STAGGER_MS'] ?? 20);
 const PROFILE = process.env['BENCH_STORM_PROFILE'];
 /** A file to write every turn's figures to, as JSON, for a closer look. */
 const DUMP = process.env['BENCH_STORM_DUMP'];
@@ -43,7 +45,7 @@ try {
   await waitForHealth(baseUrl);
   const pid = service.pid!;
   const storm = (turns: number, seed: number, onWave?: (wave: number, results: readonly StormTurn[]) => void) =>
-    runStorm({ baseUrl, dataDir, turns, wave: WAVE, seed, ...(onWave === undefined ? {} : { onWave }) });
+    runStorm({ baseUrl, dataDir, turns, wave: WAVE, seed, staggerMs: STAGGER_MS, ...(onWave === undefined ? {} : { onWave }) });
   await storm(WAVE, SEED + 1);
   const settledRss = async (): Promise<number> => {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -86,7 +88,7 @@ try {
     const values = left.filter((turn) => turn.shape === shape && turn.endMs !== undefined).map((turn) => turn.endMs ?? 0);
     return `${shape} p95 ${fmt(percentile(values, 0.95))}`;
   });
-  console.log(`\ndisconnect storm: ${String(turns.length)} turns in waves of ${String(WAVE)}, ${seconds.toFixed(0)} s, seed ${String(SEED)}`);
+  console.log(`\ndisconnect storm: ${String(turns.length)} turns in waves of ${String(WAVE)} (started ${STAGGER_MS > 0 ? `${String(STAGGER_MS)} ms apart` : 'all at once'}), ${seconds.toFixed(0)} s, seed ${String(SEED)}`);
   console.log(`  clients that left: ${String(left.length)}; turns that ended before their client left: ${String(turns.filter((turn) => turn.leftAt === undefined && turn.error === undefined).length)}; request errors: ${String(turns.filter((turn) => turn.error !== undefined).length)}`);
   console.log(`  client left → turn end stored:   ${figures((turn) => turn.storedMs)}`);
   console.log(`  client left → processes gone:    ${figures((turn) => turn.processesGoneMs)}`);

@@ -2,8 +2,8 @@
  * The clients of the disconnect storm (storm-bench.ts), in a process of their own, so that their
  * coming and going does not hold up the event loop that watches the service's processes. Reads
  * one JSON line per wave on stdin:
- *   {"wave": [{"label": "…", "body": "…", "leaveAfterMs": 1234}, …]}
- * starts one streaming POST /turns per entry, and `leaveAfterMs` after its answer's headers came
+ *   {"wave": [{"label": "…", "body": "…", "startAfterMs": 20, "leaveAfterMs": 1234}, …]}
+ * starts one streaming POST /turns per entry, `startAfterMs` after the line came, and `leaveAfterMs` after its answer's headers came
  * closes its connection (`destroy()`, which closes the socket then and there). Writes one line
  * per client as it goes:
  *   {"label": "…", "turnId": "…", "leftAt": <wall-clock ms>}       it left, at that instant
@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 interface WaveEntry {
   readonly label: string;
   readonly body: string;
+  readonly startAfterMs: number;
   readonly leaveAfterMs: number;
 }
 
@@ -67,6 +68,12 @@ function start(entry: WaveEntry): void {
 
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as { wave?: WaveEntry[] };
-  for (const entry of command.wave ?? []) start(entry);
+  for (const entry of command.wave ?? []) {
+    if (entry.startAfterMs <= 0) start(entry);
+    else
+      setTimeout(() => {
+        start(entry);
+      }, entry.startAfterMs);
+  }
 }
 process.exit(0);

@@ -22,6 +22,12 @@ export interface StormOptions {
   /** Turns started together; the next wave starts when this one has settled. */
   readonly wave: number;
   readonly seed: number;
+  /**
+   * The turns of a wave start this far apart (0: all at once). Spread, they keep about `wave`
+   * commands running while others start and stop, as a busy service does; all at once, the
+   * wave's first few hundred milliseconds are the service taking in 50 turns at the same instant.
+   */
+  readonly staggerMs?: number;
   /** Clients leave at a uniformly random instant this long after their answer's headers. */
   readonly leaveWithinMs?: number;
   /** How long a command sleeps (it is always killed before: it outlasts every client). */
@@ -50,6 +56,8 @@ export interface StormTurn {
   readonly processesGoneMs?: number;
   /** When its processes were last seen running and first seen gone after (wall-clock ms). */
   readonly sighting?: { readonly lastAliveAt: number; readonly goneAt: number | undefined };
+  /** The turn's stored events: type, and ms from the client's leaving (from the event's own `at`). */
+  readonly timeline?: readonly (readonly [string, number])[];
   /** The later of the two: the figure the target is about. */
   readonly endMs?: number;
   /** `outcome` of each `tool.failed` the turn recorded, and `none` for one without. */
@@ -105,6 +113,7 @@ export async function runStorm(options: StormOptions): Promise<StormTurn[]> {
   const database = new BetterSqlite3(path.join(options.dataDir, 'turns.sqlite'), { readonly: true, fileMustExist: true });
   const statusOf = database.prepare<[string], { status: string }>('SELECT status FROM turns WHERE id = ?');
   const failuresOf = database.prepare<[string], { body: string }>("SELECT body FROM turn_events WHERE turn_id = ? AND type = 'tool.failed' ORDER BY seq");
+  const eventsOf = database.prepare<[string], { type: string; body: string }>('SELECT type, body FROM turn_events WHERE turn_id = ? ORDER BY seq');
   const watch = new ProcessWatch({ wallClock });
   watch.start(options.scanEveryMs ?? 4);
   const results: StormTurn[] = [];
@@ -116,9 +125,15 @@ export async function runStorm(options: StormOptions): Promise<StormTurn[]> {
         const shape = SHAPES[index % SHAPES.length] ?? 'one sleep';
         const label = `storm-${run}-${String(index)}`;
         // One agent per slot: an agent's commands take turns with its home, and these are meant to run together.
-        return { label, shape, body: turnBody(label, shape, seconds, `storm-${String(slot)}`), leaveAfterMs: leaveInstant(random, leaveWithinMs) };
+        return {
+          label,
+          shape,
+          body: turnBody(label, shape, seconds, `storm-${String(slot)}`),
+          startAfterMs: slot * (options.staggerMs ?? 0),
+          leaveAfterMs: leaveInstant(random, leaveWithinMs),
+        };
       });
-      const waveResults = await runWave({ entries, clients: { send: (line) => clients.stdin!.write(line) }, reports, watch, statusOf, failuresOf, settleMs });
+      const waveResults = await runWave({ entries, clients: { send: (line) => clients.stdin!.write(line) }, reports, watch, statusOf, failuresOf, eventsOf, settleMs });
       results.push(...waveResults);
       options.onWave?.(wave, waveResults);
       for (const entry of entries) watch.forget(entry.label);
@@ -138,12 +153,13 @@ function leaveInstant(random: Random, withinMs: number): number {
 }
 
 async function runWave(options: {
-  entries: readonly { label: string; shape: string; body: string; leaveAfterMs: number }[];
+  entries: readonly { label: string; shape: string; body: string; startAfterMs: number; leaveAfterMs: number }[];
   clients: { send: (line: string) => void };
   reports: Map<string, (report: ClientReport) => void>;
   watch: ProcessWatch;
   statusOf: BetterSqlite3.Statement<[string], { status: string }>;
   failuresOf: BetterSqlite3.Statement<[string], { body: string }>;
+  eventsOf: BetterSqlite3.Statement<[string], { type: string; body: string }>;
   settleMs: number;
 }): Promise<StormTurn[]> {
   const { entries, watch } = options;
@@ -173,7 +189,7 @@ async function runWave(options: {
       }
     }
   }, 4);
-  options.clients.send(`${JSON.stringify({ wave: entries.map(({ label, body, leaveAfterMs }) => ({ label, body, leaveAfterMs })) })}\n`);
+  options.clients.send(`${JSON.stringify({ wave: entries.map(({ label, body, startAfterMs, leaveAfterMs }) => ({ label, body, startAfterMs, leaveAfterMs })) })}\n`);
   const reports = await withTimeout(Promise.all(arrived), 60_000, 'the clients of a wave never all left');
   const lastLeft = Math.max(...reports.map((report) => report.leftAt ?? 0));
   // Until every turn is seen ended and its processes gone, or the settle time is up.
@@ -200,6 +216,7 @@ async function runWave(options: {
     const processesGoneMs = sighting === undefined ? 0 : sighting.goneAt === undefined ? undefined : Math.max(0, sighting.goneAt - leftAt);
     const storedMs = stored === undefined ? undefined : Math.max(0, stored - leftAt);
     const endMs = storedMs === undefined || processesGoneMs === undefined ? undefined : Math.max(storedMs, processesGoneMs);
+    const timeline = turnId === undefined ? [] : options.eventsOf.all(turnId).map((row) => [row.type, Date.parse((JSON.parse(row.body) as { at: string }).at) - leftAt] as const);
     return {
       ...base,
       leftAt,
@@ -207,6 +224,7 @@ async function runWave(options: {
       ...(storedMs === undefined ? {} : { storedMs }),
       ...(processesGoneMs === undefined ? {} : { processesGoneMs }),
       ...(endMs === undefined ? {} : { endMs }),
+      timeline,
       ...(sighting === undefined ? {} : { sighting: { lastAliveAt: sighting.lastAliveAt, goneAt: sighting.goneAt } }),
       ranOn: status !== 'cancelled' || endMs === undefined,
     };

@@ -17,6 +17,12 @@ export interface CommandRunRequest {
   readonly env?: Readonly<Record<string, string>>;
   /** Overrides the sandbox's output limit for this command. */
   readonly outputLimitBytes?: number;
+  /**
+   * Called at the instant the command is handed over to be started. A cancel before it means
+   * the command never starts (the start looks at `signal` first), so the caller may say so at
+   * once, while the sandbox's preparation unwinds.
+   */
+  readonly onLaunch?: () => void;
 }
 
 /** How a command ended, for the caller to report truthfully. */

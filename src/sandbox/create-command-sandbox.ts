@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, fchownSync, openSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -8,7 +7,8 @@ import { checkCommandRequest } from './check-command-request.js';
 import { commandEnvironment, commandPreamble } from './command-environment.js';
 import { CommandSandboxError, type CommandRunRequest, type CommandRunResult, type CommandSandbox, type SandboxEnforcement, type SandboxLimits } from './command-sandbox.js';
 import { createLimitedCgroup, type CommandCgroup, type PidsCgroupParent } from './pids-cgroup.js';
-import { runCommandProcess, type CommandInput } from './run-command-process.js';
+import { launchInThread, type LaunchCommand } from './command-launcher.js';
+import type { CommandInput } from './run-command-process.js';
 import { SANDBOX_BIN, type SandboxAdditions } from './sandbox-additions.js';
 import type { SandboxIdentity } from './sandbox-identity.js';
 import { SANDBOX_NODE_FOLDER } from './service-node.js';
@@ -29,6 +29,8 @@ interface SandboxBaseOptions {
   readonly inheritedFds: readonly number[];
   readonly logger: Logger;
   readonly clock: Clock;
+  /** How a command's process is run: from the launcher thread unless given (tests run it here). */
+  readonly launch?: LaunchCommand;
 }
 
 /**
@@ -56,14 +58,16 @@ export function createBubblewrapSandbox(
   const { identity } = options;
   const run = async (request: CommandRunRequest) => {
     const checked = await checkCommandRequest(request);
-    const homeFolder = await open(checked.home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    // Opened, handed over and closed synchronously (a folder's descriptor, answered at once):
+    // the command's result is not held up behind other turns' file work in the thread pool.
+    const homeFd = openSync(checked.home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     try {
       // The home must belong to the sandbox user, or the command could not write in it; the
       // service (root) still reads and writes it.
-      if (identity !== undefined) await homeFolder.chown(identity.uid, identity.gid);
-      return await runIn({ request, checked, homeFd: homeFolder.fd });
+      if (identity !== undefined) fchownSync(homeFd, identity.uid, identity.gid);
+      return await runIn({ request, checked, homeFd });
     } finally {
-      await homeFolder.close();
+      closeSync(homeFd);
     }
   };
   const runIn = ({ request, checked, homeFd }: { request: CommandRunRequest; checked: { home: string; cwd: string }; homeFd: number }) => {
@@ -166,8 +170,10 @@ function runInCgroups(
   request: CommandRunRequest,
   process: { pidNamespace: boolean; file: string; args: readonly string[]; env: Record<string, string>; cwd: string; inputs: readonly CommandInput[] },
 ): Promise<CommandRunResult> {
-  return withCommandCgroups(options, (cgroups) =>
-    runCommandProcess({
+  const launch = options.launch ?? launchInThread;
+  return withCommandCgroups(options, (cgroups) => {
+    request.onLaunch?.();
+    return launch({
       file: '/bin/sh',
       args: ['-c', JOIN_CGROUPS, String(cgroups.length), ...cgroups.map((cgroup) => cgroup.procsFile), process.file, ...process.args],
       env: process.env,
@@ -180,8 +186,8 @@ function runInCgroups(
       cgroups,
       pidNamespace: process.pidNamespace,
       clock: options.clock,
-    }),
-  );
+    });
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,8 +13,15 @@ export interface PidsCgroupParent {
   readonly version: 1 | 2;
 }
 
+/** Where a command's cgroup is: enough to act on it from another thread (see `commandCgroupAt`). */
+export interface CommandCgroupPlace {
+  readonly directory: string;
+  readonly version: 1 | 2;
+}
+
 /** The cgroup one command runs in: at most `maxProcesses` tasks alive at once. */
 export interface CommandCgroup {
+  readonly place: CommandCgroupPlace;
   /** Writing a pid here moves that process (and its future children) into the group. */
   readonly procsFile: string;
   /** SIGKILLs every task still in the group (those that left the process group included). */
@@ -88,20 +96,29 @@ export async function createLimitedCgroup(options: {
     await rmdir(directory).catch(() => undefined);
     throw error;
   }
+  return commandCgroupAt({ directory, version: options.parent.version });
+}
+
+/** The cgroup made at `place` (by createLimitedCgroup, possibly in another thread), to kill its tasks or remove it. */
+export function commandCgroupAt(place: CommandCgroupPlace): CommandCgroup {
+  const { directory } = place;
   const procsFile = path.join(directory, 'cgroup.procs');
 
+  // cgroupfs lives in memory and answers at once: its files are read and written synchronously,
+  // not through the thread pool, where a command's kill would queue behind other turns' file work.
   const killAll = async (): Promise<void> => {
-    if (options.parent.version === 2) {
+    if (place.version === 2) {
       // cgroup.kill (Linux 5.14+) kills the whole group atomically, even while it forks.
-      const killed = await writeFile(path.join(directory, 'cgroup.kill'), '1').then(
-        () => true,
-        () => false,
-      );
-      if (killed) return;
+      try {
+        writeFileSync(path.join(directory, 'cgroup.kill'), '1');
+        return;
+      } catch {
+        // An older kernel, or the group is gone: the loop below sees which.
+      }
     }
     // Without cgroup.kill a forking group may add tasks while we read: repeat until it is empty.
     for (let round = 0; round < 20; round += 1) {
-      const pids = await readPids(procsFile);
+      const pids = readPids(procsFile);
       if (pids.length === 0) return;
       for (const pid of pids) {
         try {
@@ -119,7 +136,7 @@ export async function createLimitedCgroup(options: {
     // again soon at first (they are usually gone within a millisecond or two), then every 50 ms.
     for (let waitedMs = 0, delayMs = 1; waitedMs < REMOVE_PATIENCE_MS; waitedMs += delayMs, delayMs = Math.min(50, delayMs * 2)) {
       try {
-        await rmdir(directory);
+        rmdirSync(directory);
         return true;
       } catch (error) {
         if (errorCode(error) === 'ENOENT') return true;
@@ -130,7 +147,7 @@ export async function createLimitedCgroup(options: {
     return false;
   };
 
-  return { procsFile, killAll, remove };
+  return { place, procsFile, killAll, remove };
 }
 
 /** The directory of this process's pids cgroup, from /proc/self/cgroup and mountinfo. */
@@ -198,8 +215,13 @@ function unescapeMountPath(value: string): string {
   return value.replace(/\\([0-7]{3})/g, (_match, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
 }
 
-async function readPids(procsFile: string): Promise<number[]> {
-  const text = await readFile(procsFile, 'utf8').catch(() => '');
+function readPids(procsFile: string): number[] {
+  let text: string;
+  try {
+    text = readFileSync(procsFile, 'utf8');
+  } catch {
+    return [];
+  }
   return text
     .split('\n')
     .filter((line) => line !== '')

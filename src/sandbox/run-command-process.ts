@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type IOType } from 'node:child_process';
-import { open } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { STARTED_MARKER } from './command-environment.js';
@@ -30,6 +30,8 @@ export interface CommandProcessOptions {
   /** The command runs in a PID namespace of its own (bubblewrap): when its first process ends, every other one does. */
   readonly pidNamespace: boolean;
   readonly clock: Clock;
+  /** Told the process id of the command's first process once it is spawned. */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 /** How long pipes may stay open after the process exited before they are cut. */
@@ -44,26 +46,30 @@ const DIAGNOSTICS_LIMIT = 16 * 1024;
  * to the home stays. Output is read as it comes and kept within the limit, so a command
  * printing gigabytes costs CPU time, not memory.
  */
-export async function runCommandProcess(options: CommandProcessOptions): Promise<CommandRunResult> {
+export function runCommandProcess(options: CommandProcessOptions): Promise<CommandRunResult> {
   const startedAt = options.clock.monotonicMs();
   if (options.signal.aborted) {
-    return endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason), spawned: false, allGone: true });
+    return Promise.resolve(endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(options.signal.reason), spawned: false, allGone: true }));
   }
   const inherited = options.inheritedFds.filter((fd) => fd >= 3 + options.inputs.length);
-  const devNull = inherited.length > 0 ? await open('/dev/null', 'r') : undefined;
+  // Opened and closed synchronously (a character device answers at once): the spawn then follows
+  // in the same turn of the event loop as the call, with no wait in the thread pool between.
+  let devNull: number | undefined;
+  try {
+    devNull = inherited.length > 0 ? openSync('/dev/null', 'r') : undefined;
+  } catch (error) {
+    return Promise.reject(new CommandSandboxError(`could not start ${options.file}: ${messageOf(error)}`, { cause: error }));
+  }
   const stdio: (IOType | number)[] = ['ignore', 'pipe', 'pipe', ...options.inputs.map((input) => (typeof input === 'object' && 'fd' in input ? input.fd : ('pipe' as const)))];
   for (const fd of inherited) {
     while (stdio.length <= fd) stdio.push('ignore');
-    if (devNull !== undefined) stdio[fd] = devNull.fd;
+    if (devNull !== undefined) stdio[fd] = devNull;
   }
   // Never throws: a failed spawn rejects `ended`. The spawn has happened (synchronously) when it
-  // returns, so the child holds its own copy of /dev/null and ours can close. Both are awaited
-  // together: a command that fails at once (bwrap refused its namespaces) can reject `ended`
-  // while the close waits for the thread pool, and an unobserved rejection ends the process.
-  const [ended, closed] = await Promise.allSettled([watchCommandProcess(options, stdio, startedAt), devNull?.close()]);
-  if (ended.status === 'rejected') throw ended.reason;
-  if (closed.status === 'rejected') throw closed.reason;
-  return ended.value;
+  // returns, so the child holds its own copy of /dev/null and ours can close.
+  const ended = watchCommandProcess(options, stdio, startedAt);
+  if (devNull !== undefined) closeSync(devNull);
+  return ended;
 }
 
 function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | number)[], startedAt: number): Promise<CommandRunResult> {
@@ -76,6 +82,11 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
     let exit: { readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly atMs: number } | undefined;
     let settled = false;
 
+    // Looked at again right before the spawn (the listener below is added after it).
+    if (signal.aborted) {
+      resolve(endedResult({ status: 'aborted', durationMs: 0, reason: abortReasonText(signal.reason), spawned: false, allGone: true }));
+      return;
+    }
     let child: ChildProcess;
     try {
       child = spawn(options.file, options.args, {
@@ -104,6 +115,7 @@ function watchCommandProcess(options: CommandProcessOptions, stdio: (IOType | nu
       // Nothing started: no pipes to feed or read (child.stdio may even be missing).
       return;
     }
+    options.onSpawn?.(child.pid);
 
     const killGroup = (): void => {
       if (child.pid !== undefined) {

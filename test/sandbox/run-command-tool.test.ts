@@ -15,10 +15,13 @@ const sandbox = existsSync('/usr/bin/bwrap')
   : undefined;
 
 /** Validates arguments as the loop does, runs the tool, and returns what the model and the person would see. */
-async function call(tool: WorkerAgentTool<RunCommandParams>, args: unknown, signal = new AbortController().signal) {
+async function call(tool: WorkerAgentTool<RunCommandParams>, args: unknown, signal = new AbortController().signal, reports: string[] = []) {
   const checked = tool.checkArguments(args);
   if (!checked.ok) throw new Error(`invalid arguments: ${checked.issues.map((issue) => issue.message).join('; ')}`);
-  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: silentLogger, present: () => undefined, reportStopped: () => undefined });
+  const reportStopped = (outcome: string): void => {
+    reports.push(outcome);
+  };
+  const result: AgentToolResult = await tool.execute(checked.params, { signal, callId: 'call_1', logger: silentLogger, present: () => undefined, reportStopped });
   return {
     text: resultText(result.content),
     details: result.details,
@@ -143,6 +146,71 @@ describe('run_command with a scripted sandbox', () => {
     expect(completed).toBe('Ran `big-job` (exit 137, 3.1 s)');
   });
 
+  /** A sandbox run that waits for the cancel, then answers `answer` once `before()` is done. */
+  const untilCancelled = (request: CommandRunRequest, options: { launch: boolean; answer: Partial<Awaited<ReturnType<CommandSandbox['run']>>>; before?: () => Promise<void> }) => {
+    if (options.launch) request.onLaunch?.();
+    return new Promise<Awaited<ReturnType<CommandSandbox['run']>>>((resolve) => {
+      request.signal.addEventListener('abort', () => {
+        void (options.before?.() ?? Promise.resolve()).then(() => {
+          resolve(exited({ status: 'aborted', exitCode: null, signal: 'SIGKILL', summary: 'aborted after 1 s: the turn was cancelled', ...options.answer }));
+        });
+      });
+    });
+  };
+
+  it('reports not_started the moment a cancel comes before the command is handed over, without waiting for the sandbox', async () => {
+    const reports: string[] = [];
+    const controller = new AbortController();
+    // The sandbox is still preparing (it has not called onLaunch) when the cancel comes, and unwinds slowly.
+    const tool = createRunCommandTool({
+      home,
+      sandbox: scriptedSandbox((request) =>
+        untilCancelled(request, {
+          launch: false,
+          answer: { spawned: false },
+          before: async () => {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            reports.push('sandbox unwound');
+          },
+        }),
+      ),
+      settings,
+    });
+    const running = call(tool, { command: 'sleep 30' }, controller.signal, reports);
+    setTimeout(() => {
+      controller.abort();
+    }, 20);
+    await expect(running).rejects.toThrow(/aborted after/);
+    expect(reports).toEqual(['not_started', 'sandbox unwound']);
+  });
+
+  it('reports cancelled once a handed-over command is known gone, not_started when it never spawned, and nothing when some of it may be left', async () => {
+    const cases: [Partial<Awaited<ReturnType<CommandSandbox['run']>>>, string[]][] = [
+      [{ spawned: true, allGone: true }, ['cancelled']],
+      [{ spawned: false, allGone: true }, ['not_started']],
+      [{ spawned: true, allGone: false }, []],
+    ];
+    for (const [answer, expected] of cases) {
+      const reports: string[] = [];
+      const controller = new AbortController();
+      const tool = createRunCommandTool({ home, sandbox: scriptedSandbox((request) => untilCancelled(request, { launch: true, answer })), settings });
+      const running = call(tool, { command: 'sleep 30' }, controller.signal, reports);
+      setTimeout(() => {
+        controller.abort();
+      }, 20);
+      await expect(running).rejects.toThrow(/aborted after/);
+      expect(reports, JSON.stringify(answer)).toEqual(expected);
+    }
+  });
+
+  it('throws a command’s own timeout as CallTimedOutError, cancelled when its processes are gone', async () => {
+    const timedOut = { status: 'timed-out' as const, exitCode: null, signal: 'SIGKILL' as const, summary: 'timed out after 3 s, killed' };
+    const gone = createRunCommandTool({ home, sandbox: scriptedSandbox(() => exited({ ...timedOut, allGone: true })), settings });
+    await expect(call(gone, { command: 'sleep 30' })).rejects.toMatchObject({ name: 'CallTimedOutError', outcome: 'cancelled' });
+    const unsure = createRunCommandTool({ home, sandbox: scriptedSandbox(() => exited({ ...timedOut, allGone: false })), settings });
+    await expect(call(unsure, { command: 'sleep 30' })).rejects.toMatchObject({ name: 'CallTimedOutError', outcome: 'maybe_ran' });
+  });
+
   it('lets a sandbox failure through as an error', async () => {
     const tool = createRunCommandTool({ home, sandbox: scriptedSandbox(() => Promise.reject(new CommandSandboxError('the sandbox could not start the command: bwrap: boom'))), settings });
     await expect(call(tool, { command: 'true' })).rejects.toThrow(/bwrap: boom/);
@@ -197,14 +265,19 @@ describe.runIf(sandbox !== undefined)('run_command in the real sandbox', () => {
     );
   });
 
-  it('throws "aborted after …" when the turn is cancelled', async () => {
+  it('throws "aborted after …" when the turn is cancelled, and reports cancelled once its processes are gone', async () => {
     const tool = createRunCommandTool({ home, sandbox: box, settings });
     const controller = new AbortController();
-    const running = call(tool, { command: 'sleep 30' }, controller.signal);
-    setTimeout(() => {
-      controller.abort();
-    }, 200);
+    const reports: string[] = [];
+    const running = call(tool, { command: 'touch running; sleep 30' }, controller.signal, reports);
+    // Cancelled once the command runs (it marks the home).
+    for (let waited = 0; !existsSync(path.join(home, 'running')); waited += 20) {
+      if (waited > 30_000) throw new Error('the command never ran');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    controller.abort();
     await expect(running).rejects.toThrow(/^aborted after \d+(\.\d)? m?s: the turn was cancelled$/);
+    expect(reports).toEqual(['cancelled']);
   });
 
   it('keeps long output within the limit and says how much was cut', async () => {

@@ -78,8 +78,15 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
     // The agent's file tools wait while its command runs (and the other way round), across
     // turns and service processes: an agent cannot race its own file tools with a rename loop.
     execute: async (params, context) => {
-      // Set inside the home's lock; read when the call fails.
-      const progress = { spawned: false };
+      // Set inside the home's lock, read when the call is stopped.
+      const progress = { launched: false };
+      // Cancelled before the command was handed over: it will never start, and that is known now,
+      // however long the preparation (the home's lock and upkeep, the cgroups) takes to unwind.
+      const onAbort = (): void => {
+        if (!progress.launched) context.reportStopped('not_started');
+      };
+      if (context.signal.aborted) onAbort();
+      else context.signal.addEventListener('abort', onAbort, { once: true });
       try {
         return await withAgentHomeLock({ home, mode: 'exclusive', signal: context.signal }, async () => {
           const timeoutMs = Math.min(params.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);
@@ -95,10 +102,13 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
             timeoutMs,
             signal: context.signal,
             ...(options.env === undefined ? {} : { env: options.env }),
+            onLaunch: () => {
+              progress.launched = true;
+            },
           });
-          progress.spawned = result.spawned;
-          // Said before the home's upkeep below: the turn's end need not wait for it.
-          if (result.status === 'aborted' && (!result.spawned || result.allGone)) context.reportStopped(result.spawned ? 'cancelled' : 'not_started');
+          // Said before the home's upkeep below: the turn's end need not wait for it. (A cancel
+          // before the hand-over was reported then.)
+          if (result.status === 'aborted' && progress.launched && (!result.spawned || result.allGone)) context.reportStopped(result.spawned ? 'cancelled' : 'not_started');
           // Even a killed command may have filled the home: what it added over the limit is not kept.
           const upkeep = await keepHomeWithinLimit({ home, owner: sandbox.homeOwner, maxBytes: homeMaxBytes, changedSince: startedAt });
           context.logger.debug({ status: result.status, exitCode: result.exitCode, durationMs: result.durationMs }, `run_command ${result.summary}`);
@@ -121,10 +131,8 @@ export function createRunCommandTool(options: RunCommandToolOptions): WorkerAgen
             },
           };
         });
-      } catch (error) {
-        // Stopped while it waited for the home, or before its command started: nothing ran.
-        if (!progress.spawned) context.reportStopped('not_started');
-        throw error;
+      } finally {
+        context.signal.removeEventListener('abort', onAbort);
       }
     },
   });
