@@ -38,6 +38,9 @@ export type FromLauncher =
  */
 const LAUNCHER_HEAP = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
 
+/** How long the launcher thread stays without a command before it ends (a new one takes ~20 ms to start). */
+const IDLE_EXIT_MS = 10_000;
+
 interface InFlight {
   readonly resolve: (result: CommandRunResult) => void;
   readonly reject: (error: Error) => void;
@@ -53,15 +56,18 @@ interface InFlight {
  * for ~175 ms, and every client that left in that time waited for it (the disconnect storm,
  * docs/benchmarks.md). The launcher thread also watches each process to its end and kills
  * it: a cancel is one message, and the kill, the cgroup's emptying and the pipes' draining run
- * there. One thread serves the whole process; it keeps the process alive only while a command runs.
+ * there. One thread serves the whole process; it keeps the process alive only while a command
+ * runs, and ends after IDLE_EXIT_MS without one.
  */
 class CommandLauncherThread {
   #worker: Worker | undefined;
   readonly #inFlight = new Map<number, InFlight>();
   #nextId = 1;
+  #idleTimer: NodeJS.Timeout | undefined;
 
   run(options: CommandProcessOptions): Promise<CommandRunResult> {
     const worker = this.#started();
+    clearTimeout(this.#idleTimer);
     const id = this.#nextId;
     this.#nextId += 1;
     const { signal } = options;
@@ -135,7 +141,17 @@ class CommandLauncherThread {
   #settle(id: number, entry: InFlight): void {
     entry.stopWatching();
     this.#inFlight.delete(id);
-    if (this.#inFlight.size === 0) this.#worker?.unref();
+    if (this.#inFlight.size > 0) return;
+    this.#worker?.unref();
+    // Idle for a while: the thread goes, and its heap with it; the next command starts another.
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      const idle = this.#worker;
+      if (idle === undefined || this.#inFlight.size > 0) return;
+      this.#worker = undefined;
+      void idle.terminate();
+    }, IDLE_EXIT_MS);
+    this.#idleTimer.unref();
   }
 }
 
