@@ -45,6 +45,7 @@ interface InFlight {
   readonly resolve: (result: CommandRunResult) => void;
   readonly reject: (error: Error) => void;
   readonly stopWatching: () => void;
+  readonly onSpawn?: (pid: number) => void;
   pid: number | undefined;
 }
 
@@ -59,11 +60,33 @@ interface InFlight {
  * there. One thread serves the whole process; it keeps the process alive only while a command
  * runs, and ends after IDLE_EXIT_MS without one.
  */
-class CommandLauncherThread {
+export class CommandLauncherThread {
   #worker: Worker | undefined;
   readonly #inFlight = new Map<number, InFlight>();
+  readonly #idleExitMs: number;
   #nextId = 1;
   #idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: { readonly idleExitMs?: number } = {}) {
+    this.#idleExitMs = options.idleExitMs ?? IDLE_EXIT_MS;
+  }
+
+  /** True while the thread is there (from the first command until it ends, idle or stopped). */
+  get threadRunning(): boolean {
+    return this.#worker !== undefined;
+  }
+
+  /**
+   * Ends the thread now. The commands it still watches are killed (their process groups; the
+   * callers remove their cgroups) and their runs fail with a CommandSandboxError, as when the
+   * thread dies. The next command starts another thread.
+   */
+  async stop(): Promise<void> {
+    clearTimeout(this.#idleTimer);
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    await worker.terminate();
+  }
 
   run(options: CommandProcessOptions): Promise<CommandRunResult> {
     const worker = this.#started();
@@ -79,6 +102,7 @@ class CommandLauncherThread {
         resolve,
         reject,
         pid: undefined,
+        ...(options.onSpawn === undefined ? {} : { onSpawn: options.onSpawn }),
         stopWatching: () => {
           signal.removeEventListener('abort', onAbort);
         },
@@ -112,6 +136,7 @@ class CommandLauncherThread {
       if (entry === undefined) return;
       if (message.type === 'spawned') {
         entry.pid = message.pid;
+        entry.onSpawn?.(message.pid);
         return;
       }
       this.#settle(message.id, entry);
@@ -121,6 +146,7 @@ class CommandLauncherThread {
     const lost = (why: string): void => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
+      clearTimeout(this.#idleTimer);
       for (const [id, entry] of this.#inFlight) {
         // Its watcher is gone: what it started must not run on unwatched.
         if (entry.pid !== undefined) killGroup(entry.pid);
@@ -150,14 +176,14 @@ class CommandLauncherThread {
       if (idle === undefined || this.#inFlight.size > 0) return;
       this.#worker = undefined;
       void idle.terminate();
-    }, IDLE_EXIT_MS);
+    }, this.#idleExitMs);
     this.#idleTimer.unref();
   }
 }
 
 let shared: CommandLauncherThread | undefined;
 
-/** Runs the command from the process's launcher thread (started on first use). */
+/** Runs the command from the process's launcher thread (started on first use); its durations are timed by the system clock there. */
 export const launchInThread: LaunchCommand = (options) => {
   shared ??= new CommandLauncherThread();
   return shared.run(options);

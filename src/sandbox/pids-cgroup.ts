@@ -13,11 +13,8 @@ export interface PidsCgroupParent {
   readonly version: 1 | 2;
 }
 
-/** Where a command's cgroup is: enough to act on it from another thread (see `commandCgroupAt`). */
-export interface CommandCgroupPlace {
-  readonly directory: string;
-  readonly version: 1 | 2;
-}
+/** Where a command's cgroup is (its folder and hierarchy): enough to act on it from another thread (see `commandCgroupAt`). */
+export type CommandCgroupPlace = PidsCgroupParent;
 
 /** The cgroup one command runs in: at most `maxProcesses` tasks alive at once. */
 export interface CommandCgroup {
