@@ -185,6 +185,8 @@ export async function createRuntime(options: {
         logger: logger.child({ component: 'mcp' }),
         // A backstop only: the loop's own tool timeout cancels a call first and reports it as a timeout.
         settings: { callTimeoutMs: config.limits.toolTimeoutMs + 5_000 },
+        limits: config.mcpSessions,
+        agentsFolder: homesFolder,
       }),
       skills: {
         catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),

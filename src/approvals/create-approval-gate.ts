@@ -1,5 +1,6 @@
 import type { CallGate } from '../loop/call-gate.js';
 import { activityLabel } from '../loop/execute-tool-call.js';
+import { callNaming } from '../loop/call-naming.js';
 import { resolveApprovalMode, type ApprovalPolicy } from '../turns/approval-policy.js';
 import { hashArguments } from './hash-arguments.js';
 
@@ -25,12 +26,10 @@ export function createApprovalGate(options: { readonly policy: ApprovalPolicy; r
     }
     parkedCallIds.add(call.callId);
     const hashed = hashArguments(params);
-    const namespace = tool.namespace ?? call.namespace;
     return {
       kind: 'park',
       request: {
-        name: tool.name,
-        ...(namespace === undefined ? {} : { namespace }),
+        ...callNaming(call, tool),
         arguments: hashed.value,
         argumentsHash: hashed.hash,
         label: `${WAITING_PREFIX}${label}`,

@@ -33,11 +33,14 @@ export async function settleParkedBatch(options: {
       approved.push(parked);
       continue;
     }
+    const identity = toolIdentity(parked.call.name, parked.call.namespace);
+    const tool = options.toolMap.get(identity);
     const outcome = await executeToolCall(
       {
         kind: 'rejected',
         call: parked.call,
-        identity: toolIdentity(parked.call.name, parked.call.namespace),
+        identity,
+        ...(tool === undefined ? {} : { tool }),
         code: 'denied',
         message: deniedMessage(decision),
         repair: undefined,

@@ -64,6 +64,8 @@ export interface Config {
       | undefined;
   };
   readonly mcpConfigFile: string | undefined;
+  /** MCP sessions are per agent: closed after `idleCloseMs` unused, and bounded per agent and in all. */
+  readonly mcpSessions: { readonly idleCloseMs: number; readonly maxPerAgent: number; readonly maxTotal: number };
   readonly toolSearchMode: 'emulated' | 'native';
   readonly skillsDir: string | undefined;
   readonly approvals: { readonly timeoutMs: number };

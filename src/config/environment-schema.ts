@@ -101,6 +101,12 @@ export const environmentSchema = z.object({
 
   /** A JSON file describing MCP servers: `{ "servers": { "name": { … } } }`. */
   MCP_CONFIG_FILE: z.string().optional(),
+  /** An MCP session (a stdio server's process, an HTTP session) no turn of its agent used for this long is closed. */
+  MCP_SESSION_IDLE_MS: integer(1_000, 7 * 86_400_000).default(600_000),
+  /** MCP sessions one agent may hold at once, across servers. */
+  MCP_MAX_SESSIONS_PER_AGENT: integer(1, 1_000).default(8),
+  /** MCP sessions the service may hold at once. */
+  MCP_MAX_SESSIONS: integer(1, 100_000).default(256),
   TOOL_SEARCH_MODE: z.enum(['emulated', 'native']).default('emulated'),
   SKILLS_DIR: z.string().optional(),
   /** How long a tool call waits for a person's decision before the wait ends as a denial. */

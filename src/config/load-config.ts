@@ -107,6 +107,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       search,
     },
     mcpConfigFile: env.MCP_CONFIG_FILE,
+    mcpSessions: { idleCloseMs: env.MCP_SESSION_IDLE_MS, maxPerAgent: env.MCP_MAX_SESSIONS_PER_AGENT, maxTotal: env.MCP_MAX_SESSIONS },
     toolSearchMode: env.TOOL_SEARCH_MODE,
     skillsDir: env.SKILLS_DIR === undefined ? undefined : path.resolve(env.SKILLS_DIR),
     approvals: { timeoutMs: env.APPROVAL_TIMEOUT_MS },

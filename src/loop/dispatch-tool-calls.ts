@@ -2,6 +2,8 @@ import type { FunctionCallOutputItem, ModelFunctionCall } from '../models/model-
 import { jsonOutputItem } from '../models/item-json.js';
 import type { WorkerAgentTool } from '../tools/define-worker-tool.js';
 import type { AgentToolResult } from '../tools/tool-result.js';
+import { toolIdentity } from '../tools/tool-map.js';
+import { callNaming } from './call-naming.js';
 import { executeToolCall, NOT_STARTED, type CallOutcome, type ToolCallRuntime } from './execute-tool-call.js';
 import { prepareToolCall, type PreparedCall } from './prepare-tool-call.js';
 import { runWithLimit } from '../concurrency/run-with-limit.js';
@@ -48,8 +50,8 @@ export async function dispatchToolCalls(options: {
     const verdict = gate(prepared);
     if (verdict.kind === 'run') return prepared;
     if (verdict.kind === 'deny') {
-      const { identity, repair } = prepared;
-      return { kind: 'rejected', call, identity, code: 'denied', message: verdict.message, repair, ...(verdict.label === undefined ? {} : { label: verdict.label }) };
+      const { identity, repair, tool } = prepared;
+      return { kind: 'rejected', call, identity, code: 'denied', message: verdict.message, repair, tool, ...(verdict.label === undefined ? {} : { label: verdict.label }) };
     }
     parked.push({ index: position, call, request: verdict.request });
     return 'parked';
@@ -119,8 +121,7 @@ export async function dispatchToolCalls(options: {
     runtime.emit({
       type: 'tool.failed',
       callId: call.callId,
-      name: call.name,
-      ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
+      ...callNaming(call, toolMap.get(toolIdentity(call.name, call.namespace))),
       error: { code: terminatedBy === undefined ? 'aborted' : 'skipped', message: skippedBecause },
       ...(terminatedBy === undefined ? { outcome: 'not_started' as const } : {}),
       output: skippedBecause,

@@ -10,6 +10,7 @@ import { resultText, type AgentToolResult } from '../tools/tool-result.js';
 import type { CallOutcome as ToolCallOutcome, ToolFailureCode, TurnEventBody } from '../events/turn-events.js';
 import { CallTimedOutError, type StoppedOutcome } from '../tools/call-stopped.js';
 import { REPEATED_FAILURE_WARNING, type FailureMemory } from './failure-memory.js';
+import { callNaming } from './call-naming.js';
 import type { PreparedCall } from './prepare-tool-call.js';
 import { toModelOutput } from './to-model-output.js';
 
@@ -49,9 +50,6 @@ export const STOP_REPORT_MS = 1_000;
  */
 export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallRuntime): Promise<CallOutcome> {
   const { call } = prepared;
-  // A call by a flat provider name (emulated Tool Search) still reports the tool's namespace.
-  const namespaceOf = prepared.kind === 'ready' ? (prepared.tool.namespace ?? call.namespace) : call.namespace;
-  const namespace = namespaceOf === undefined ? {} : { namespace: namespaceOf };
   if (prepared.kind === 'rejected') {
     return fail(runtime, prepared, { code: prepared.code, message: prepared.message, durationMs: 0, label: prepared.label });
   }
@@ -59,13 +57,13 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
     return fail(runtime, prepared, { code: 'aborted', message: NOT_STARTED, durationMs: 0, label: undefined, outcome: 'not_started' });
   }
   const { tool, params, repair } = prepared;
+  const naming = callNaming(call, tool);
   const label = activityLabel(tool, params);
   const started = runtime.clock.monotonicMs();
   runtime.emit({
     type: 'tool.started',
     callId: call.callId,
-    name: tool.name,
-    ...namespace,
+    ...naming,
     label,
     iteration: runtime.iteration,
     executionMode: tool.executionMode,
@@ -181,8 +179,7 @@ export async function executeToolCall(prepared: PreparedCall, runtime: ToolCallR
   const completed: TurnEventBody = {
     type: 'tool.completed',
     callId: call.callId,
-    name: tool.name,
-    ...namespace,
+    ...naming,
     label: completedLabel,
     output: text,
     ...(details === undefined ? {} : { details }),
@@ -238,8 +235,7 @@ function fail(
   runtime.emit({
     type: 'tool.failed',
     callId: call.callId,
-    name: call.name,
-    ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
+    ...callNaming(call, prepared.tool),
     ...(failure.label === undefined ? {} : { label: failure.label }),
     error: { code: failure.code, message: failure.message },
     ...(failure.outcome === undefined ? {} : { outcome: failure.outcome }),

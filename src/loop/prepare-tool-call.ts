@@ -23,6 +23,8 @@ export type PreparedCall =
       readonly repair: RepairRung | undefined;
       /** The activity label, for a call refused after validation (denied). */
       readonly label?: string;
+      /** The tool the call reached, when it reached one (bad arguments, denied): its events name it. */
+      readonly tool?: WorkerAgentTool;
     };
 
 const MAX_LISTED_TOOLS = 40;
@@ -42,7 +44,7 @@ export function prepareToolCall(options: {
   }
   const validated = validateToolArguments({ tool, rawArguments: call.arguments });
   if (!validated.ok) {
-    return { kind: 'rejected', call, identity, code: 'invalid_arguments', message: validated.message, repair: validated.repair };
+    return { kind: 'rejected', call, identity, code: 'invalid_arguments', message: validated.message, repair: validated.repair, tool };
   }
   return { kind: 'ready', call, identity, tool, params: validated.params, repair: validated.repair };
 }

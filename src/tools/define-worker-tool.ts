@@ -36,7 +36,7 @@ export interface WorkerToolOptions<TParams> {
   /** Input parameters, validated before `execute` runs. */
   readonly schema?: z.ZodType<TParams>;
   /**
-   * A raw JSON Schema, sent as given instead of one generated from `schema`. Without `schema`
+   * A raw JSON Schema, sent as given (less `$schema`) instead of one generated from `schema`. Without `schema`
    * it is also the validator (Ajv); with one, `schema` validates and this is what is shown.
    */
   readonly jsonSchema?: JsonObject;
@@ -98,8 +98,10 @@ function compileToolSchema(options: WorkerToolOptions<unknown>, strict: boolean)
     } catch (error) {
       throw new ToolDefinitionError(name, `its jsonSchema does not compile: ${error instanceof Error ? error.message : String(error)}`);
     }
-    // Sent exactly as given: a strict tool with a raw schema must already be strict-ready.
-    const compiled: CompiledToolSchema = { parameters: raw, schemaSource: 'json', stripNulls: undefined, validateJson };
+    // Sent as given but for `$schema`, dropped as from Zod's (the validator above still
+    // follows its dialect): a strict tool with a raw schema must already be strict-ready.
+    const { $schema: _dialect, ...parameters } = raw;
+    const compiled: CompiledToolSchema = { parameters: '$schema' in raw ? parameters : raw, schemaSource: 'json', stripNulls: undefined, validateJson };
     jsonSchemaMemo.set(raw, compiled);
     return compiled;
   }
@@ -134,7 +136,7 @@ export type ArgumentsCheck<TParams> =
 export interface WorkerAgentTool<TParams = unknown> extends WorkerToolOptions<TParams> {
   readonly strict: boolean;
   readonly deferLoading: boolean;
-  /** The parameters JSON Schema exactly as it is sent to the provider. */
+  /** The parameters JSON Schema exactly as it is sent to the provider (a raw schema's `$schema` dropped). */
   readonly parameters: JsonObject;
   /** `zod` when generated from `schema`, `json` when `jsonSchema` was passed through. */
   readonly schemaSource: 'zod' | 'json';

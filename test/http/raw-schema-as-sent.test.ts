@@ -34,7 +34,7 @@ describe('raw JSON Schemas, from definition to the wire', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  it('sends the MCP inputSchema byte for byte, and GET /turns/:id/tools shows the same bytes', async () => {
+  it('sends the MCP inputSchema byte for byte less $schema, and GET /turns/:id/tools shows the same bytes', async () => {
     provider.enqueue({ text: 'Nothing to do.' });
     const response = await fetch(`${runtime.baseUrl}/turns`, {
       method: 'POST',
@@ -44,8 +44,12 @@ describe('raw JSON Schemas, from definition to the wire', () => {
     const turn = await readJson(response);
     expect(turn.status).toBe('completed');
 
-    const lookupSchema = JSON.stringify(listed.get('lookup'));
+    // As listed, key order and all, but for `$schema`: dropped as from Zod's schemas.
+    const { $schema: dialect, ...lookupListed } = listed.get('lookup') as Record<string, unknown>;
+    expect(dialect).toBe('http://json-schema.org/draft-07/schema#');
+    const lookupSchema = JSON.stringify(lookupListed);
     expect(lookupSchema).toContain('"minimum":1');
+    expect(lookupSchema).not.toContain('$schema');
     const sent = provider.requests.at(-1)!.rawBody;
     expect(sent).toContain(`"parameters":${lookupSchema}`);
     expect(sent).toContain('"defer_loading":true');

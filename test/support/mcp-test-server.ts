@@ -23,7 +23,8 @@ export const TEST_SERVER_INSTRUCTIONS = 'Inventory of the Acme warehouse: look i
  * `slow` (waits until cancelled), `get.user` (a name providers reject), `snapshot` (an
  * image), `resources` (a link and an embedded resource), `broken_schema` (a pattern Ajv
  * refuses), `enable_extra` (turns on `extra_tool`, so the server announces a list change)
- * and, with `canExit` (the stdio process), `exit_process`, after which the process dies.
+ * and, with `canExit` (the stdio process), `exit_process`, after which the process dies, and
+ * `where` (the process id and working folder, as JSON).
  */
 export function createTestMcpServer(
   options: { readonly onEvent?: (event: TestServerEvent) => void; readonly canExit?: boolean } = {},
@@ -113,6 +114,9 @@ export function createTestMcpServer(
       setTimeout(() => process.exit(3), 10);
       return { content: [{ type: 'text', text: 'exiting' }] };
     });
+    server.registerTool('where', { description: 'Says which process serves the session, and its working folder.', inputSchema: {}, annotations: { readOnlyHint: true } }, () => ({
+      content: [{ type: 'text', text: JSON.stringify({ pid: process.pid, cwd: process.cwd() }) }],
+    }));
   }
   return { server, extraTool: extra };
 }
@@ -129,6 +133,10 @@ export interface TestMcpHttpServer {
   readonly firstHeaders: IncomingMessage['headers'] | undefined;
   /** Announces a tool list change by enabling `extra_tool` on every session. */
   enableExtraTool(): void;
+  /** Sessions initialized so far. */
+  readonly sessionsOpened: number;
+  /** Forgets every session, as a restarted server would: requests naming one get 404. */
+  forgetSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -146,6 +154,7 @@ export async function startTestMcpHttpServer(): Promise<TestMcpHttpServer> {
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; extraTool: RegisteredTool }>();
   const sockets = new Set<Socket>();
   let requests = 0;
+  let sessionsOpened = 0;
   let firstHeaders: IncomingMessage['headers'] | undefined;
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -166,6 +175,7 @@ export async function startTestMcpHttpServer(): Promise<TestMcpHttpServer> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
+        sessionsOpened += 1;
         sessions.set(id, { transport, server, extraTool });
       },
     });
@@ -206,6 +216,14 @@ export async function startTestMcpHttpServer(): Promise<TestMcpHttpServer> {
     enableExtraTool() {
       for (const { extraTool } of sessions.values()) extraTool.enable();
     },
+    get sessionsOpened() {
+      return sessionsOpened;
+    },
+    async forgetSessions() {
+      const forgotten = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(forgotten.map(({ server }) => server.close().catch(() => undefined)));
+    },
     async close() {
       await Promise.all([...sessions.values()].map(({ server }) => server.close().catch(() => undefined)));
       sessions.clear();
@@ -221,8 +239,10 @@ export async function startTestMcpHttpServer(): Promise<TestMcpHttpServer> {
 
 /** This file, for `node --import tsx <file>` (the stdio server). */
 export const TEST_MCP_SERVER_SCRIPT = fileURLToPath(import.meta.url);
-/** The repository root, as the stdio server's `cwd` so `--import tsx` resolves. */
+/** The repository root, as the stdio server's `cwd` in the sandbox so `--import tsx` resolves. */
 export const REPOSITORY_ROOT = path.resolve(path.dirname(TEST_MCP_SERVER_SCRIPT), '..', '..');
+/** tsx's loader by its URL: the server then starts from any working folder (each agent's own). */
+const TSX_LOADER = import.meta.resolve('tsx');
 
 /**
  * The stdio server's launch settings. With `eventsFile`, the server appends each event
@@ -234,16 +254,12 @@ export function stdioTestServer(options: { readonly eventsFile?: string; readonl
   transport: 'stdio';
   command: string;
   args: string[];
-  cwd: string;
+  cwd?: string;
   env: Record<string, string>;
 } {
-  return {
-    transport: 'stdio',
-    command: options.inSandbox === true ? 'node' : process.execPath,
-    args: ['--import', 'tsx', TEST_MCP_SERVER_SCRIPT],
-    cwd: REPOSITORY_ROOT,
-    env: options.eventsFile === undefined ? {} : { MCP_TEST_EVENTS_FILE: options.eventsFile },
-  };
+  const env = options.eventsFile === undefined ? {} : { MCP_TEST_EVENTS_FILE: options.eventsFile };
+  if (options.inSandbox === true) return { transport: 'stdio', command: 'node', args: ['--import', 'tsx', TEST_MCP_SERVER_SCRIPT], cwd: REPOSITORY_ROOT, env };
+  return { transport: 'stdio', command: process.execPath, args: ['--import', TSX_LOADER, TEST_MCP_SERVER_SCRIPT], env };
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === TEST_MCP_SERVER_SCRIPT) {

@@ -7,17 +7,19 @@ import { McpUnavailableError } from './mcp-unavailable-error.js';
 
 /**
  * The tools of the MCP servers an agent opted into (`agent.tools.mcp`), in the order it named
- * them. A name that is not configured is the caller's fault: an `invalid_request` before any
+ * them, from the agent's own sessions. A name that is not configured is the caller's fault: an `invalid_request` before any
  * server is contacted. A configured server that is down or slower than `signal` contributes
  * nothing but one `mcp:<name>` unavailable entry and one warning; the turn goes on.
  */
 export async function collectMcpTools(options: {
   readonly names: readonly string[];
+  /** The agent whose sessions serve the tools. */
+  readonly agentId: string;
   readonly registry: McpRegistry;
   readonly signal: AbortSignal;
   readonly logger: Logger;
 }): Promise<{ tools: WorkerAgentTool[]; unavailable: { source: string; reason: string }[] }> {
-  const { names, registry, signal, logger } = options;
+  const { names, agentId, registry, signal, logger } = options;
   const issues = names.flatMap((name, index) =>
     registry.has(name) ? [] : [{ path: ['agent', 'tools', 'mcp', index], message: `no MCP server named "${name}" is configured` }],
   );
@@ -27,7 +29,7 @@ export async function collectMcpTools(options: {
   const outcomes = await Promise.all(
     unique.map(async (name) => {
       try {
-        return { name, tools: await registry.toolsFor(name, signal) };
+        return { name, tools: await registry.toolsFor(name, agentId, signal) };
       } catch (error) {
         return { name, reason: error instanceof McpUnavailableError ? error.message : describeMcpFailure(error) };
       }

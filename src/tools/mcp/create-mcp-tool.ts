@@ -1,10 +1,22 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../json.js';
 import { defineWorkerTool, type WorkerAgentTool } from '../define-worker-tool.js';
+import type { McpTaskStatus } from './call-mcp-task.js';
 import { toMcpToolResult } from './to-mcp-tool-result.js';
 
+/** One call of an MCP tool, as the tool hands it to its server's session. */
+export interface McpToolCall {
+  readonly tool: string;
+  readonly arguments: JsonObject;
+  readonly signal: AbortSignal;
+  /** The server runs this tool only as a task (`execution.taskSupport: "required"`). */
+  readonly asTask: boolean;
+  /** Each status of a task call, as the server reports it. */
+  readonly onTaskStatus: (status: McpTaskStatus) => void;
+}
+
 /** Sends one `tools/call` to the tool's server, under the call's signal. */
-export type McpToolCaller = (call: { readonly tool: string; readonly arguments: JsonObject; readonly signal: AbortSignal }) => Promise<CallToolResult>;
+export type McpToolCaller = (call: McpToolCall) => Promise<CallToolResult>;
 
 /** A tool description longer than this is cut: the model reads it on every request. */
 const MAX_DESCRIPTION_CHARS = 4_000;
@@ -12,7 +24,8 @@ const MAX_DESCRIPTION_CHARS = 4_000;
 /**
  * One MCP tool as a deferred namespace tool of the turn. Its parameters are the server's
  * `inputSchema` exactly as sent (validated with its constraints before any call), and it
- * may run in parallel only when the server says it is read-only and not destructive. Throws
+ * may run in parallel only when the server says it is read-only and not destructive. A tool
+ * the server runs only as a task is called as one, its progress presented as it comes. Throws
  * `ToolDefinitionError` when the schema is not an object schema or does not compile.
  */
 export function createMcpTool(options: {
@@ -28,6 +41,7 @@ export function createMcpTool(options: {
   const original = definition.name;
   const { isReadOnly, isDestructive } = toolEffects(definition);
   const label = `${server}.${original}`;
+  const asTask = definition.execution?.taskSupport === 'required';
   return defineWorkerTool<JsonObject>({
     name: options.providerName,
     description: describeTool(definition, server),
@@ -41,7 +55,16 @@ export function createMcpTool(options: {
     describeActivity: () => `Calling ${label}`,
     describeCompletedActivity: () => `Called ${label}`,
     execute: async (params, context) => {
-      const result = await callTool({ tool: original, arguments: params, signal: context.signal });
+      const result = await callTool({
+        tool: original,
+        arguments: params,
+        signal: context.signal,
+        asTask,
+        // A task's progress is shown while it runs ("Analyzing content…").
+        onTaskStatus: (status) => {
+          context.present({ type: 'mcp.task_status', data: { ...status } });
+        },
+      });
       return toMcpToolResult({ server, tool: original, result });
     },
   });

@@ -1,15 +1,19 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
-import type { McpToolCaller } from './create-mcp-tool.js';
+import { callMcpTask } from './call-mcp-task.js';
+import type { McpToolCall, McpToolCaller } from './create-mcp-tool.js';
 import { createMcpTransport, type McpTransport } from './create-mcp-transport.js';
 import { describeMcpFailure } from './describe-mcp-failure.js';
 import { listMcpTools } from './list-mcp-tools.js';
 import type { McpServerConfig } from './mcp-config.js';
 import { McpUnavailableError } from './mcp-unavailable-error.js';
 import { projectMcpTools, type ProjectedMcpTool } from './project-mcp-tools.js';
+import { isStaleHttpSession } from './stale-http-session.js';
 import { waitUnlessAborted } from './wait-unless-aborted.js';
 
 export interface McpConnectionSettings {
@@ -26,6 +30,8 @@ export interface McpConnectionSettings {
 interface Session {
   readonly client: Client;
   readonly transport: McpTransport;
+  /** When it was opened (the clock's monotonic ms). */
+  connectedAtMs: number;
   /** Settles with the newest listing; replaced when the server announces a change. */
   listing: Promise<readonly WorkerAgentTool[]> | undefined;
   refreshQueued: boolean;
@@ -42,12 +48,19 @@ type State =
 const CLIENT_INFO = { name: 'turn-runtime', version: '0.1.0' };
 const CONNECTION_CLOSED: number = ErrorCode.ConnectionClosed;
 const MAX_NAMESPACE_DESCRIPTION_CHARS = 2_000;
+/**
+ * A session that lived this long before it was lost is reopened at its next use, with no
+ * wait: a server that died once costs no turn its tools. One lost sooner is treated as a
+ * failure (a server that dies as it starts is not restarted in a loop).
+ */
+export const STABLE_SESSION_MS = 10_000;
 
 /**
- * The runtime's link to one configured MCP server, shared by every turn: connects on first
- * use, lists and projects the tools once per listing, relists when the server announces
- * `notifications/tools/list_changed`, and after a failure waits (doubling, capped) before it
- * tries again, so a dead server costs each turn nothing but a warning.
+ * One agent's link to one configured MCP server (see `McpRegistry`): connects on first use,
+ * lists and projects the tools once per listing, relists when the server announces
+ * `notifications/tools/list_changed`, re-initializes an HTTP session the server forgot, and
+ * after a failure waits (doubling, capped) before it tries again, so a dead server costs each
+ * turn nothing but a warning.
  */
 export class McpServerConnection {
   readonly name: string;
@@ -55,18 +68,35 @@ export class McpServerConnection {
   readonly #settings: McpConnectionSettings;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  /** A stdio server's own working folder, made on first connect (unless the config names one). */
+  readonly #workingFolder: string | undefined;
   #state: State = { kind: 'idle' };
   #failures = 0;
   #projected: ReadonlyMap<string, ProjectedMcpTool> = new Map();
-  /** Stable across sessions, so tool objects built once keep working after a reconnect. */
-  readonly #callTool: McpToolCaller = (call) => this.#call(call);
+  /** What the projected tools call: the registry's route to whichever connection serves their agent now. */
+  readonly #callTool: McpToolCaller;
 
-  constructor(options: { name: string; config: McpServerConfig; settings: McpConnectionSettings; clock: Clock; logger: Logger }) {
+  constructor(options: {
+    name: string;
+    config: McpServerConfig;
+    settings: McpConnectionSettings;
+    clock: Clock;
+    logger: Logger;
+    callTool: McpToolCaller;
+    workingFolder?: string;
+  }) {
     this.name = options.name;
     this.#config = options.config;
     this.#settings = options.settings;
     this.#clock = options.clock;
     this.#logger = options.logger.child({ mcpServer: options.name });
+    this.#callTool = options.callTool;
+    this.#workingFolder = options.workingFolder;
+  }
+
+  /** True while a session is open or opening (a stdio process may be running). */
+  get holdsSession(): boolean {
+    return this.#state.kind === 'live' || this.#state.kind === 'connecting';
   }
 
   /**
@@ -116,8 +146,16 @@ export class McpServerConnection {
   }
 
   async #connect(client: Client): Promise<Session> {
-    const transport = createMcpTransport(this.#config);
-    const session: Session = { client, transport, listing: undefined, refreshQueued: false, ended: false };
+    let config = this.#config;
+    if (config.transport === 'stdio' && config.cwd === undefined && this.#workingFolder !== undefined) {
+      // The folders above it may be made here first, before the agent's home: passable (0711)
+      // as the home's are, so the sandbox user still reaches the home (see agent-home.ts).
+      await mkdir(path.dirname(this.#workingFolder), { recursive: true, mode: 0o711 });
+      await mkdir(this.#workingFolder, { recursive: true, mode: 0o700 });
+      config = { ...config, cwd: this.#workingFolder };
+    }
+    const transport = createMcpTransport(config);
+    const session: Session = { client, transport, connectedAtMs: 0, listing: undefined, refreshQueued: false, ended: false };
     client.onclose = () => {
       this.#lose(session, 'the server closed the connection');
     };
@@ -145,6 +183,7 @@ export class McpServerConnection {
       throw new McpUnavailableError(this.name, 'the runtime is shutting down');
     }
     this.#state = { kind: 'live', session };
+    session.connectedAtMs = this.#clock.monotonicMs();
     this.#failures = 0;
     this.#logger.info('connected to the MCP server');
     return session;
@@ -188,41 +227,87 @@ export class McpServerConnection {
     });
   }
 
-  async #call(call: Parameters<McpToolCaller>[0]): Promise<CallToolResult> {
-    let session: Session;
+  /**
+   * Sends one call on this agent's session (opening it if needed). A Streamable HTTP server
+   * that forgot the session (restarted) refused the request before running it: the session
+   * is opened anew and the call sent once more.
+   */
+  async call(call: McpToolCall): Promise<CallToolResult> {
+    const session = await this.#sessionFor(call);
     try {
-      session = await waitUnlessAborted(this.#session(), call.signal, () => abortError(call.signal));
+      return await this.#send(session, call);
+    } catch (error) {
+      if (call.signal.aborted || !isStaleHttpSession(error)) throw this.#callFailure(session, call, error);
+      this.#logger.info('the server forgot the session; opening a new one');
+      this.#retire(session);
+    }
+    const fresh = await this.#sessionFor(call);
+    try {
+      return await this.#send(fresh, call);
+    } catch (error) {
+      throw this.#callFailure(fresh, call, error);
+    }
+  }
+
+  async #sessionFor(call: McpToolCall): Promise<Session> {
+    try {
+      return await waitUnlessAborted(this.#session(), call.signal, () => abortError(call.signal));
     } catch (error) {
       if (error instanceof McpUnavailableError) throw new Error(`the MCP server "${this.name}" is unavailable: ${error.message}`, { cause: error });
       throw error;
     }
-    try {
-      // A plain request rather than `callTool`: that one checks output schemas it caches from
-      // `listTools`, which is not used here (see list-mcp-tools.ts); structured content is
-      // kept as details, not enforced.
-      return await session.client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.arguments } }, CallToolResultSchema, {
-        signal: call.signal,
-        timeout: this.#settings.callTimeoutMs,
-      });
-    } catch (error) {
-      if (call.signal.aborted) throw error;
-      if (error instanceof McpError && error.code !== CONNECTION_CLOSED) {
-        throw new Error(`${this.name}.${call.tool} failed: ${describeMcpFailure(error)}`, { cause: error });
-      }
-      const reason = describeMcpFailure(error);
-      this.#lose(session, reason);
-      throw new Error(`the MCP server "${this.name}" could not be reached: ${reason}`, { cause: error });
-    }
   }
 
-  /** A live session broke: end it and wait before the next attempt. */
+  #send(session: Session, call: McpToolCall): Promise<CallToolResult> {
+    if (call.asTask) {
+      return callMcpTask({
+        client: session.client,
+        tool: call.tool,
+        arguments: call.arguments,
+        signal: call.signal,
+        requestTimeoutMs: this.#settings.connectTimeoutMs,
+        onStatus: call.onTaskStatus,
+      });
+    }
+    // A plain request rather than `callTool`: that one checks output schemas it caches from
+    // `listTools`, which is not used here (see list-mcp-tools.ts); structured content is
+    // kept as details, not enforced.
+    return session.client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.arguments } }, CallToolResultSchema, {
+      signal: call.signal,
+      timeout: this.#settings.callTimeoutMs,
+    });
+  }
+
+  /** The error a failed call throws; a broken connection also ends the session. */
+  #callFailure(session: Session, call: McpToolCall, error: unknown): unknown {
+    if (call.signal.aborted) return error;
+    if (error instanceof McpError && error.code !== CONNECTION_CLOSED) {
+      return new Error(`${this.name}.${call.tool} failed: ${describeMcpFailure(error)}`, { cause: error });
+    }
+    const reason = describeMcpFailure(error);
+    this.#lose(session, reason);
+    return new Error(`the MCP server "${this.name}" could not be reached: ${reason}`, { cause: error });
+  }
+
+  /** Ends a session the server no longer knows; the next use opens a new one at once. */
+  #retire(session: Session): void {
+    if (this.#state.kind === 'live' && this.#state.session === session) this.#state = { kind: 'idle' };
+    void this.#end(session);
+  }
+
+  /**
+   * A live session broke: end it. One that had lived `STABLE_SESSION_MS` is reopened at its
+   * next use; one lost sooner waits out the backoff like a failed connect.
+   */
   #lose(session: Session, reason: string): void {
     if (session.ended) return;
     void this.#end(session);
     if (this.#state.kind === 'live' && this.#state.session === session) {
-      this.#fail(reason);
+      const stable = this.#clock.monotonicMs() - session.connectedAtMs >= STABLE_SESSION_MS;
+      if (stable) this.#state = { kind: 'idle' };
+      else this.#fail(reason);
       const stderr = session.transport.stderrTail().trim();
-      this.#logger.warn(stderr === '' ? {} : { stderr }, `lost the MCP server: ${reason}`);
+      this.#logger.warn(stderr === '' ? {} : { stderr }, `lost the MCP server: ${reason}${stable ? '; reopening it at its next use' : ''}`);
     }
   }
 

@@ -38,11 +38,7 @@ export function projectMcpTools(options: {
   const skipped = [...listing.skipped];
   for (const { definition, inputSchema } of listing.tools) {
     const providerName = providerNames.get(definition.name) ?? definition.name;
-    if (definition.execution?.taskSupport === 'required') {
-      skipped.push({ tool: definition.name, reason: 'it can only run as an MCP task, which this runtime does not support' });
-      continue;
-    }
-    const key = JSON.stringify([providerName, namespaceDescription, definition.description, definition.title, inputSchema, definition.annotations]);
+    const key = JSON.stringify([providerName, namespaceDescription, definition.description, definition.title, inputSchema, definition.annotations, definition.execution?.taskSupport]);
     const known = previous.get(definition.name);
     if (known?.key === key) {
       tools.push(known.tool);

@@ -56,7 +56,7 @@ export async function assembleTextTurnTools(options: {
     unavailable.push(...web.unavailable);
   }
   if (sources.mcp !== undefined && sources.mcp.length > 0) {
-    const mcp = await collectMcpTools({ names: sources.mcp, registry: services.mcp, signal: options.signal, logger: options.logger });
+    const mcp = await collectMcpTools({ names: sources.mcp, agentId: agent.id, registry: services.mcp, signal: options.signal, logger: options.logger });
     tools.push(...mcp.tools);
     unavailable.push(...mcp.unavailable);
   }

@@ -29,7 +29,7 @@ describe('collectMcpTools (the MCP part of turn assembly)', () => {
   it('refuses server names that are not configured, with the index of each, before contacting any server', async () => {
     const starts = path.join(files.folder, 'refused-starts.log');
     const harness = createTestRegistry({ acme: crashingServer(starts) });
-    const error: unknown = await collectMcpTools({ names: ['acme', 'nope', '__proto__'], registry: harness.registry, signal: noAbort, logger: harness.log.logger }).catch(
+    const error: unknown = await collectMcpTools({ names: ['acme', 'nope', '__proto__'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger }).catch(
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(ServiceError);
@@ -47,7 +47,7 @@ describe('collectMcpTools (the MCP part of turn assembly)', () => {
 
   it('leaves out a server whose command does not exist: one unavailable entry, one warning', async () => {
     const harness = createTestRegistry({ missing: { transport: 'stdio', command: '/nonexistent/mcp-server', args: [], env: {} } });
-    const outcome = await collectMcpTools({ names: ['missing'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+    const outcome = await collectMcpTools({ names: ['missing'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
     expect(outcome).toEqual({ tools: [], unavailable: [{ source: 'mcp:missing', reason: 'the server command was not found' }] });
     expect(harness.log.warnings()).toHaveLength(1);
     expect(harness.log.warnings()[0]?.msg).toBe('MCP server "missing" is unavailable for this turn: the server command was not found');
@@ -58,7 +58,7 @@ describe('collectMcpTools (the MCP part of turn assembly)', () => {
     const startsFile = path.join(files.folder, 'starts.log');
     const harness = createTestRegistry({ flaky: crashingServer(startsFile) });
     const starts = () => countLines(startsFile);
-    const collect = () => collectMcpTools({ names: ['flaky'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+    const collect = () => collectMcpTools({ names: ['flaky'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
 
     expect((await collect()).unavailable).toEqual([{ source: 'mcp:flaky', reason: 'the server closed the connection' }]);
     expect(await starts()).toBe(1);
@@ -85,10 +85,10 @@ describe('collectMcpTools (the MCP part of turn assembly)', () => {
   it('leaves out a server slower than the assembly signal, and keeps connecting for later turns', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer() });
     const controller = new AbortController();
-    const pending = collectMcpTools({ names: ['acme'], registry: harness.registry, signal: controller.signal, logger: harness.log.logger });
+    const pending = collectMcpTools({ names: ['acme'], agentId: 'a1', registry: harness.registry, signal: controller.signal, logger: harness.log.logger });
     controller.abort();
     expect(await pending).toEqual({ tools: [], unavailable: [{ source: 'mcp:acme', reason: 'the server did not answer in time' }] });
-    const later = await collectMcpTools({ names: ['acme'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+    const later = await collectMcpTools({ names: ['acme'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
     expect(later.unavailable).toEqual([]);
     expect(later.tools.map((tool) => tool.name)).toContain('lookup');
     await harness.registry.close();
@@ -96,7 +96,7 @@ describe('collectMcpTools (the MCP part of turn assembly)', () => {
 
   it('takes each server once, in the order the agent named them, when one is down', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer(), missing: { transport: 'stdio', command: '/nonexistent/mcp', args: [], env: {} } });
-    const outcome = await collectMcpTools({ names: ['missing', 'acme', 'acme'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+    const outcome = await collectMcpTools({ names: ['missing', 'acme', 'acme'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
     expect(new Set(outcome.tools.map((tool) => tool.namespace))).toEqual(new Set(['acme']));
     expect(outcome.tools.filter((tool) => tool.name === 'lookup')).toHaveLength(1);
     expect(outcome.unavailable).toEqual([{ source: 'mcp:missing', reason: 'the server command was not found' }]);

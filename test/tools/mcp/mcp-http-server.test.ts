@@ -14,7 +14,7 @@ describe('an MCP server over Streamable HTTP', () => {
   beforeAll(async () => {
     server = await startTestMcpHttpServer();
     harness = createTestRegistry({ inventory: { transport: 'http', url: server.url, headers: { 'x-api-key': 'key-123' } } });
-    tools = await harness.registry.toolsFor('inventory', noAbort);
+    tools = await harness.registry.toolsFor('inventory', 'a1', noAbort);
   });
   afterAll(async () => {
     await harness.registry.close();
@@ -54,7 +54,7 @@ describe('an MCP server over Streamable HTTP', () => {
     server.enableExtraTool();
     let relisted: readonly WorkerAgentTool[] = [];
     await eventually(async () => {
-      relisted = await harness.registry.toolsFor('inventory', noAbort);
+      relisted = await harness.registry.toolsFor('inventory', 'a1', noAbort);
       expect(relisted.map((tool) => tool.name)).toContain('extra_tool');
     });
     expect(toolNamed(relisted, 'lookup')).toBe(toolNamed(tools, 'lookup'));
@@ -74,12 +74,12 @@ describe('an HTTP MCP server that is not there', () => {
 
     const harness = createTestRegistry({ gone: { transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: {} } });
     try {
-      const first = await collectMcpTools({ names: ['gone'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+      const first = await collectMcpTools({ names: ['gone'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
       expect(first.tools).toEqual([]);
       expect(first.unavailable).toEqual([{ source: 'mcp:gone', reason: 'could not connect to the server (ECONNREFUSED)' }]);
       expect(harness.log.warnings().map((record) => record.msg)).toEqual(['MCP server "gone" is unavailable for this turn: could not connect to the server (ECONNREFUSED)']);
 
-      const second = await collectMcpTools({ names: ['gone'], registry: harness.registry, signal: noAbort, logger: harness.log.logger });
+      const second = await collectMcpTools({ names: ['gone'], agentId: 'a1', registry: harness.registry, signal: noAbort, logger: harness.log.logger });
       expect(second.unavailable).toEqual([{ source: 'mcp:gone', reason: 'could not connect to the server (ECONNREFUSED); next attempt in 1 s' }]);
     } finally {
       await harness.registry.close();

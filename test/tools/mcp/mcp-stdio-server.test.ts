@@ -14,7 +14,7 @@ describe('an MCP server over stdio', () => {
   beforeAll(async () => {
     files = await eventsFolder();
     harness = createTestRegistry({ acme: stdioTestServer({ eventsFile: files.eventsFile }) });
-    tools = await harness.registry.toolsFor('acme', noAbort);
+    tools = await harness.registry.toolsFor('acme', 'a1', noAbort);
   });
   afterAll(async () => {
     await harness.registry.close();
@@ -22,18 +22,24 @@ describe('an MCP server over stdio', () => {
   });
 
   it('projects every usable tool as a deferred tool in the server namespace', () => {
-    expect(tools.map((tool) => tool.name)).toEqual(['lookup', 'delete_item', 'update_note', 'fail', 'slow', 'get_user', 'snapshot', 'resources', 'enable_extra', 'exit_process']);
+    expect(tools.map((tool) => tool.name)).toEqual(['lookup', 'delete_item', 'update_note', 'fail', 'slow', 'get_user', 'snapshot', 'resources', 'enable_extra', 'exit_process', 'where']);
     for (const tool of tools) {
       expect(tool).toMatchObject({ namespace: 'acme', namespaceDescription: TEST_SERVER_INSTRUCTIONS, deferLoading: true, schemaSource: 'json', strict: false });
     }
   });
 
-  it('sends each schema exactly as the server listed it', async () => {
+  it('sends each schema exactly as the server listed it, but for $schema', async () => {
     const client = new Client({ name: 'reference', version: '1' });
-    const { command, args, cwd } = stdioTestServer();
-    await client.connect(new StdioClientTransport({ command, args, cwd, stderr: 'ignore' }));
+    const { command, args } = stdioTestServer();
+    await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }));
     try {
-      const listed = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool.inputSchema]));
+      const listed = new Map(
+        (await client.listTools()).tools.map((tool) => {
+          expect(tool.inputSchema['$schema']).toBe('http://json-schema.org/draft-07/schema#');
+          const { $schema: _dialect, ...schema } = tool.inputSchema;
+          return [tool.name, schema];
+        }),
+      );
       expect(toolNamed(tools, 'lookup').parameters).toEqual(listed.get('lookup'));
       expect(toolNamed(tools, 'get_user').parameters).toEqual(listed.get('get.user'));
       expect(toolNamed(tools, 'lookup').parameters).toMatchObject({ properties: { id: { type: 'integer', minimum: 1, maximum: 100 } } });
@@ -127,7 +133,7 @@ describe('an MCP server over stdio', () => {
   });
 
   it('hands every assembly the same tool objects', async () => {
-    const again = await harness.registry.toolsFor('acme', noAbort);
+    const again = await harness.registry.toolsFor('acme', 'a1', noAbort);
     expect(again).toHaveLength(tools.length);
     again.forEach((tool, index) => {
       expect(tool).toBe(tools[index]);
@@ -138,7 +144,7 @@ describe('an MCP server over stdio', () => {
     await callTool({ tool: toolNamed(tools, 'enable_extra'), rawArguments: '{}' });
     let relisted: readonly WorkerAgentTool[] = [];
     await eventually(async () => {
-      relisted = await harness.registry.toolsFor('acme', noAbort);
+      relisted = await harness.registry.toolsFor('acme', 'a1', noAbort);
       expect(relisted.map((tool) => tool.name)).toContain('extra_tool');
     });
     expect(toolNamed(relisted, 'lookup')).toBe(toolNamed(tools, 'lookup'));
@@ -150,16 +156,16 @@ describe('a stdio server that dies', () => {
   it('is unavailable until the backoff has passed, then comes back with the same tool objects', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer() });
     try {
-      const before = await harness.registry.toolsFor('acme', noAbort);
+      const before = await harness.registry.toolsFor('acme', 'a1', noAbort);
       await callTool({ tool: toolNamed(before, 'exit_process'), rawArguments: '{}' });
       await eventually(async () => {
-        await expect(harness.registry.toolsFor('acme', noAbort)).rejects.toThrow(McpUnavailableError);
+        await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow(McpUnavailableError);
       });
-      await expect(harness.registry.toolsFor('acme', noAbort)).rejects.toThrow('the server closed the connection; next attempt in 1 s');
+      await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow('the server closed the connection; next attempt in 1 s');
       expect(harness.log.warnings().map((record) => record.msg)).toContain('lost the MCP server: the server closed the connection');
 
       harness.clock.advance(1_000);
-      const after = await harness.registry.toolsFor('acme', noAbort);
+      const after = await harness.registry.toolsFor('acme', 'a1', noAbort);
       expect(after.map((tool) => tool.name)).toEqual(before.map((tool) => tool.name));
       after.forEach((tool, index) => {
         expect(tool).toBe(before[index]);
@@ -173,10 +179,10 @@ describe('a stdio server that dies', () => {
   it('turns a call to a dead server into an error the model can read', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer() });
     try {
-      const tools = await harness.registry.toolsFor('acme', noAbort);
+      const tools = await harness.registry.toolsFor('acme', 'a1', noAbort);
       await callTool({ tool: toolNamed(tools, 'exit_process'), rawArguments: '{}' });
       await eventually(async () => {
-        await expect(harness.registry.toolsFor('acme', noAbort)).rejects.toThrow(McpUnavailableError);
+        await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow(McpUnavailableError);
       });
       await expect(callTool({ tool: toolNamed(tools, 'lookup'), rawArguments: '{"id":5}' })).rejects.toThrow(
         'the MCP server "acme" is unavailable: the server closed the connection; next attempt in 1 s',

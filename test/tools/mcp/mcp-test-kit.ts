@@ -7,7 +7,7 @@ import { validateToolArguments } from '../../../src/arguments/validate-tool-argu
 import type { Clock } from '../../../src/clock.js';
 import type { WorkerAgentTool } from '../../../src/tools/define-worker-tool.js';
 import type { McpServerConfig } from '../../../src/tools/mcp/mcp-config.js';
-import { McpRegistry } from '../../../src/tools/mcp/mcp-registry.js';
+import { McpRegistry, type McpSessionLimits } from '../../../src/tools/mcp/mcp-registry.js';
 import type { AgentToolResult } from '../../../src/tools/tool-result.js';
 
 export interface LogRecord {
@@ -42,7 +42,10 @@ export interface RegistryHarness {
 }
 
 /** A registry over the given servers, with a manual clock and a recording logger. */
-export function createTestRegistry(servers: Record<string, McpServerConfig>, settings: { connectTimeoutMs?: number } = {}): RegistryHarness {
+export function createTestRegistry(
+  servers: Record<string, McpServerConfig>,
+  settings: { connectTimeoutMs?: number; limits?: Partial<McpSessionLimits>; agentsFolder?: string } = {},
+): RegistryHarness {
   const clock = manualClock();
   const log = recordingLogger();
   const registry = new McpRegistry({
@@ -50,6 +53,8 @@ export function createTestRegistry(servers: Record<string, McpServerConfig>, set
     clock,
     logger: log.logger,
     settings: { callTimeoutMs: 30_000, connectTimeoutMs: settings.connectTimeoutMs ?? 15_000 },
+    ...(settings.limits === undefined ? {} : { limits: settings.limits }),
+    ...(settings.agentsFolder === undefined ? {} : { agentsFolder: settings.agentsFolder }),
   });
   return { registry, clock, log };
 }

@@ -24,6 +24,14 @@ function project(tools: readonly ListedMcpTool[], previous = new Map()) {
 const objectSchema: JsonObject = { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] };
 
 describe('projectMcpTools', () => {
+  it('drops the server schema\'s $schema, as from Zod\'s, and keeps the rest as sent', () => {
+    const withDialect: JsonObject = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { id: { type: 'integer', minimum: 1 } } };
+    const [tool] = project([listed('dialect', withDialect)]).tools;
+    expect(tool?.parameters).toEqual({ type: 'object', properties: { id: { type: 'integer', minimum: 1 } } });
+    expect(tool?.checkArguments({ id: 0 })).toMatchObject({ ok: false });
+    expect(tool?.checkArguments({ id: 2 })).toEqual({ ok: true, params: { id: 2 } });
+  });
+
   it('passes the server schema through as the very object, deferred, in the server namespace', () => {
     const { tools } = project([listed('lookup', objectSchema, { description: 'Looks up.' })]);
     const [tool] = tools;
@@ -73,10 +81,29 @@ describe('projectMcpTools', () => {
     expect(skipped[2]?.reason).toContain('does not compile');
   });
 
-  it('skips a tool that can only run as an MCP task', () => {
-    const { tools, skipped } = project([listed('batch', objectSchema, { execution: { taskSupport: 'required' } }), listed('good', objectSchema)]);
-    expect(tools.map((tool) => tool.name)).toEqual(['good']);
-    expect(skipped).toEqual([{ tool: 'batch', reason: 'it can only run as an MCP task, which this runtime does not support' }]);
+  it('lists a tool that runs only as an MCP task, and calls it as one, presenting its progress', async () => {
+    const taskCalls: boolean[] = [];
+    const asTaskCaller: McpToolCaller = (call) => {
+      taskCalls.push(call.asTask);
+      call.onTaskStatus({ taskId: 't1', status: 'working', statusMessage: 'Gathering sources...' });
+      return Promise.resolve({ content: [{ type: 'text', text: 'report' }] });
+    };
+    const { tools, skipped } = projectMcpTools({
+      server: 'acme',
+      namespaceDescription: 'Acme tools.',
+      listing: { tools: [listed('batch', objectSchema, { execution: { taskSupport: 'required' } }), listed('good', objectSchema, { execution: { taskSupport: 'optional' } })], skipped: [] },
+      previous: new Map(),
+      callTool: asTaskCaller,
+    });
+    expect(tools.map((tool) => tool.name)).toEqual(['batch', 'good']);
+    expect(skipped).toEqual([]);
+    const presented: unknown[] = [];
+    const context = { signal: new AbortController().signal, callId: 'c', logger: pino({ level: 'silent' }), present: (event: unknown) => presented.push(event), reportStopped: () => undefined };
+    expect((await tools[0]?.execute({ id: 1 }, context))?.content).toBe('report');
+    await tools[1]?.execute({ id: 1 }, context);
+    // Only a tool the server runs solely as a task is called as one; `optional` is called plainly.
+    expect(taskCalls).toEqual([true, false]);
+    expect(presented[0]).toEqual({ type: 'mcp.task_status', data: { taskId: 't1', status: 'working', statusMessage: 'Gathering sources...' } });
   });
 
   it('renames tools providers would reject and calls the server with the original name', async () => {
