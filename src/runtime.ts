@@ -97,11 +97,13 @@ export async function createRuntime(options: {
   const clock = options.clock ?? systemClock;
   let signals: TurnSignals | undefined;
   let durable: DurableWork | undefined;
+  let mcp: McpRegistry | undefined;
   const observability = createObservability({
     config: config.observability,
     version: options.version ?? '0.1.0',
     spanProcessors: options.spanProcessors,
     counts: createStoreCounts({ db: database.db }),
+    processCounts: { mcpSessions: () => mcp?.openSessionsByServer() ?? new Map() },
   });
   try {
     signals = await openTurnSignals({ databaseUrl: config.databaseUrl, logger });
@@ -168,6 +170,15 @@ export async function createRuntime(options: {
         commands: mcporter?.sandboxAdditions.commands ?? [],
       },
     });
+    mcp = new McpRegistry({
+      config: mcpConfig,
+      clock,
+      logger: logger.child({ component: 'mcp' }),
+      // A backstop only: the loop's own tool timeout cancels a call first and reports it as a timeout.
+      settings: { callTimeoutMs: config.limits.toolTimeoutMs + 5_000 },
+      limits: config.mcpSessions,
+      agentsFolder: homesFolder,
+    });
     const toolServices: ToolServices = {
       clock,
       todoStore: store,
@@ -179,15 +190,7 @@ export async function createRuntime(options: {
         ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       },
       searchProvider: createSearchProvider({ settings: config.web.search }),
-      mcp: new McpRegistry({
-        config: mcpConfig,
-        clock,
-        logger: logger.child({ component: 'mcp' }),
-        // A backstop only: the loop's own tool timeout cancels a call first and reports it as a timeout.
-        settings: { callTimeoutMs: config.limits.toolTimeoutMs + 5_000 },
-        limits: config.mcpSessions,
-        agentsFolder: homesFolder,
-      }),
+      mcp,
       skills: {
         catalog: config.skillsDir === undefined ? EMPTY_SKILL_CATALOG : await loadSkillCatalog({ folder: config.skillsDir, mcpConfig, logger: logger.child({ component: 'skills' }) }),
         mcporterCommand: mcporterCommand({ install: mcporter, sandbox }),

@@ -3,7 +3,7 @@ import { BatchSpanProcessor, ConsoleSpanExporter, type SpanProcessor } from '@op
 import type { Config } from '../config/config.js';
 import { createGenAiTracing } from './genai-tracing.js';
 import type { Observability } from './observability.js';
-import { createServiceMetrics, type StoreCounts } from './service-metrics.js';
+import { createServiceMetrics, type ProcessCounts, type StoreCounts } from './service-metrics.js';
 
 /**
  * Metrics always; tracing when the configuration names an exporter (OTLP over HTTP/JSON, or
@@ -15,8 +15,10 @@ export function createObservability(options: {
   readonly spanProcessors?: readonly SpanProcessor[] | undefined;
   /** What the store-read gauges (approvals waiting, turns queued) count. */
   readonly counts: StoreCounts;
+  /** What the in-memory gauges (MCP sessions) count. */
+  readonly processCounts?: ProcessCounts;
 }): Observability {
-  const metrics = createServiceMetrics({ counts: options.counts });
+  const metrics = createServiceMetrics({ counts: options.counts, ...(options.processCounts === undefined ? {} : { processCounts: options.processCounts }) });
   const settings = options.config.tracing;
   const spanProcessors = options.spanProcessors ?? (settings === undefined ? undefined : [exportingProcessor(settings)]);
   if (spanProcessors === undefined) return { metrics, tracing: undefined };

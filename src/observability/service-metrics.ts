@@ -42,6 +42,8 @@ export interface ServiceMetrics {
   readonly nativeHeapReleasedBytes: Counter;
   /** What glibc's malloc holds free now (`mallinfo2().fordblks`), read at scrape time; absent where malloc is not glibc's. */
   readonly nativeHeapFreeBytes: Gauge;
+  /** MCP sessions this process holds now, by server (every agent's together), read at scrape time. */
+  readonly mcpSessions: Gauge<'server'>;
 }
 
 /** Counts the store answers at scrape time (cheap indexed counts), for the gauges that must hold across replicas and restarts. */
@@ -50,7 +52,13 @@ export interface StoreCounts {
   readonly turnsQueued: () => Promise<number>;
 }
 
-export function createServiceMetrics(options: { readonly processMetrics?: boolean; readonly counts: StoreCounts }): ServiceMetrics {
+/** Counts this process keeps in memory, read at scrape time; a source not there yet counts nothing. */
+export interface ProcessCounts {
+  /** Open MCP sessions by server name. */
+  readonly mcpSessions: () => ReadonlyMap<string, number>;
+}
+
+export function createServiceMetrics(options: { readonly processMetrics?: boolean; readonly counts: StoreCounts; readonly processCounts?: ProcessCounts }): ServiceMetrics {
   const registry = new Registry();
   const { counts } = options;
   const registers = [registry];
@@ -115,6 +123,16 @@ export function createServiceMetrics(options: { readonly processMetrics?: boolea
       registers: nativeHeap === undefined ? [] : registers,
       collect() {
         if (nativeHeap !== undefined) this.set(nativeHeap.freeBytes());
+      },
+    }),
+    mcpSessions: new Gauge({
+      name: 'turn_runtime_mcp_sessions',
+      help: 'MCP sessions this process holds open, by server (each belongs to one agent).',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [server, open] of options.processCounts?.mcpSessions() ?? []) this.set({ server }, open);
       },
     }),
     webhookDeliveries: new Counter({

@@ -98,6 +98,15 @@ export class McpRegistry {
     return [...this.#slots.values()].map((slot) => ({ server: slot.connection.name, agentId: slot.agentId, open: slot.connection.holdsSession, active: slot.active }));
   }
 
+  /** Open sessions (processes running, HTTP sessions held) by server, for the metrics. */
+  openSessionsByServer(): ReadonlyMap<string, number> {
+    const counts = new Map<string, number>();
+    for (const slot of this.#slots.values()) {
+      if (slot.connection.holdsSession) counts.set(slot.connection.name, (counts.get(slot.connection.name) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /**
    * A configured server's tools for one agent (deferred, namespaced by the server's name),
    * from that agent's session. Rejects with `McpUnavailableError` when the server cannot

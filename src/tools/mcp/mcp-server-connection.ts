@@ -49,9 +49,10 @@ const CLIENT_INFO = { name: 'turn-runtime', version: '0.1.0' };
 const CONNECTION_CLOSED: number = ErrorCode.ConnectionClosed;
 const MAX_NAMESPACE_DESCRIPTION_CHARS = 2_000;
 /**
- * A session that lived this long before it was lost is reopened at its next use, with no
- * wait: a server that died once costs no turn its tools. One lost sooner is treated as a
- * failure (a server that dies as it starts is not restarted in a loop).
+ * A lost session is reopened at its next use, with no wait: a server that died once costs no
+ * turn its tools. But a session lost within this time of opening, after the one before it was
+ * too, counts as a failure and waits out the backoff (doubling with each such loss in a row),
+ * so a server that dies as it starts is not restarted in a loop.
  */
 export const STABLE_SESSION_MS = 10_000;
 
@@ -72,6 +73,8 @@ export class McpServerConnection {
   readonly #workingFolder: string | undefined;
   #state: State = { kind: 'idle' };
   #failures = 0;
+  /** Sessions lost in a row within `STABLE_SESSION_MS` of opening. */
+  #earlyLosses = 0;
   #projected: ReadonlyMap<string, ProjectedMcpTool> = new Map();
   /** What the projected tools call: the registry's route to whichever connection serves their agent now. */
   readonly #callTool: McpToolCaller;
@@ -296,18 +299,25 @@ export class McpServerConnection {
   }
 
   /**
-   * A live session broke: end it. One that had lived `STABLE_SESSION_MS` is reopened at its
-   * next use; one lost sooner waits out the backoff like a failed connect.
+   * A live session broke: end it, and reopen it at its next use, unless it is the second
+   * session in a row lost soon after opening (see `STABLE_SESSION_MS`): then wait, 1 s for
+   * the second, doubling for each further one.
    */
   #lose(session: Session, reason: string): void {
     if (session.ended) return;
     void this.#end(session);
     if (this.#state.kind === 'live' && this.#state.session === session) {
-      const stable = this.#clock.monotonicMs() - session.connectedAtMs >= STABLE_SESSION_MS;
-      if (stable) this.#state = { kind: 'idle' };
-      else this.#fail(reason);
+      const early = this.#clock.monotonicMs() - session.connectedAtMs < STABLE_SESSION_MS;
+      this.#earlyLosses = early ? this.#earlyLosses + 1 : 0;
+      const reopen = this.#earlyLosses <= 1;
+      if (reopen) {
+        this.#state = { kind: 'idle' };
+      } else {
+        this.#failures = this.#earlyLosses - 2;
+        this.#fail(reason);
+      }
       const stderr = session.transport.stderrTail().trim();
-      this.#logger.warn(stderr === '' ? {} : { stderr }, `lost the MCP server: ${reason}${stable ? '; reopening it at its next use' : ''}`);
+      this.#logger.warn(stderr === '' ? {} : { stderr }, `lost the MCP server: ${reason}${reopen ? '; reopening it at its next use' : ''}`);
     }
   }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { everythingStdio, startEverythingHttp, type EverythingHttpServer } from '../../support/everything-server.js';
 import { stdioTestServer } from '../../support/mcp-test-server.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../../support/test-runtime.js';
+import { parseMetrics, sampleValue } from '../../support/turn-waits.js';
 import { eventsFolder } from './mcp-test-kit.js';
 
 interface TurnEvent {
@@ -94,6 +95,14 @@ describe('the MCP reference server through the HTTP API', () => {
       expect(sessionB).toMatch(/^[0-9a-f-]{36}$/);
       expect(sessionA).not.toBe(sessionB);
     }
+  });
+
+  it('counts the open sessions by server in the metrics, never by agent', async () => {
+    const samples = parseMetrics(await (await fetch(`${runtime.baseUrl}/metrics`)).text());
+    // The two agents of each server above hold one session each.
+    expect(sampleValue(samples, 'turn_runtime_mcp_sessions', { server: 'everything' })).toBe(2);
+    expect(sampleValue(samples, 'turn_runtime_mcp_sessions', { server: 'everything_http' })).toBe(2);
+    expect(samples.filter((sample) => sample.name === 'turn_runtime_mcp_sessions').every((sample) => Object.keys(sample.labels).join() === 'server')).toBe(true);
   });
 
   it('runs stdio servers for different agents in separate processes and working folders', async () => {

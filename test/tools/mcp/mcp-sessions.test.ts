@@ -1,18 +1,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerAgentTool } from '../../../src/tools/define-worker-tool.js';
 import { McpUnavailableError } from '../../../src/tools/mcp/mcp-unavailable-error.js';
-import { STABLE_SESSION_MS } from '../../../src/tools/mcp/mcp-server-connection.js';
 import { startTestMcpHttpServer, stdioTestServer, type TestMcpHttpServer } from '../../support/mcp-test-server.js';
-import { callTool, createTestRegistry, eventsFolder, eventually, noAbort, toolNamed, type RegistryHarness } from './mcp-test-kit.js';
+import { callTool, createTestRegistry, eventsFolder, eventually, noAbort, toolNamed, where, type RegistryHarness } from './mcp-test-kit.js';
 
-/** Which process serves a session, and where it runs (the test server's `where` tool). */
-async function where(tools: readonly WorkerAgentTool[]): Promise<{ pid: number; cwd: string }> {
-  const outcome = await callTool({ tool: toolNamed(tools, 'where'), rawArguments: '{}' });
-  if (!outcome.ok) throw new Error(outcome.rejected);
-  return JSON.parse(outcome.result.content as string) as { pid: number; cwd: string };
-}
 
 function isRunning(pid: number): boolean {
   try {
@@ -90,9 +82,11 @@ describe('MCP sessions belong to one agent', () => {
       clock.advance(59_000);
       registry.closeIdle();
       expect(registry.sessions).toHaveLength(1);
+      expect(registry.openSessionsByServer()).toEqual(new Map([['acme', 1]]));
       clock.advance(1_000);
       registry.closeIdle();
       expect(registry.sessions).toEqual([]);
+      expect(registry.openSessionsByServer()).toEqual(new Map());
       await eventually(() => {
         expect(isRunning(pid)).toBe(false);
       });
@@ -169,27 +163,5 @@ describe('MCP sessions belong to one agent', () => {
       expect(log.records.map((record) => record.msg)).toContain('the server forgot the session; opening a new one');
       expect(log.warnings().map((record) => record.msg).filter((message) => message.startsWith('lost'))).toEqual([]);
     });
-  });
-});
-
-describe('a stdio server that dies after serving a while', () => {
-  it('is started again at the next use, with no wait and the same tool objects', async () => {
-    const harness = createTestRegistry({ acme: stdioTestServer() });
-    try {
-      const before = await harness.registry.toolsFor('acme', 'agent-a', noAbort);
-      const { pid } = await where(before);
-      harness.clock.advance(STABLE_SESSION_MS);
-      await callTool({ tool: toolNamed(before, 'exit_process'), rawArguments: '{}' });
-      await eventually(() => {
-        expect(harness.log.warnings().map((record) => record.msg)).toContain('lost the MCP server: the server closed the connection; reopening it at its next use');
-      });
-      const after = await harness.registry.toolsFor('acme', 'agent-a', noAbort);
-      after.forEach((tool, index) => {
-        expect(tool).toBe(before[index]);
-      });
-      expect((await where(after)).pid).not.toBe(pid);
-    } finally {
-      await harness.registry.close();
-    }
   });
 });

@@ -2,9 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkerAgentTool } from '../../../src/tools/define-worker-tool.js';
+import { STABLE_SESSION_MS } from '../../../src/tools/mcp/mcp-server-connection.js';
 import { McpUnavailableError } from '../../../src/tools/mcp/mcp-unavailable-error.js';
 import { stdioTestServer, TEST_SERVER_INSTRUCTIONS, TINY_PNG_BASE64 } from '../../support/mcp-test-server.js';
-import { callTool, createTestRegistry, eventsFolder, eventually, noAbort, toolNamed, type RegistryHarness } from './mcp-test-kit.js';
+import { callTool, createTestRegistry, eventsFolder, eventually, noAbort, toolNamed, where, type RegistryHarness } from './mcp-test-kit.js';
 
 describe('an MCP server over stdio', () => {
   let files: Awaited<ReturnType<typeof eventsFolder>>;
@@ -153,40 +154,67 @@ describe('an MCP server over stdio', () => {
 });
 
 describe('a stdio server that dies', () => {
-  it('is unavailable until the backoff has passed, then comes back with the same tool objects', async () => {
+  /** Makes the server process exit and waits until the registry has noticed. */
+  async function kill(harness: RegistryHarness, tools: readonly WorkerAgentTool[], notice: string): Promise<void> {
+    const warned = harness.log.warnings().filter((record) => record.msg === notice).length;
+    await callTool({ tool: toolNamed(tools, 'exit_process'), rawArguments: '{}' });
+    await eventually(() => {
+      expect(harness.log.warnings().filter((record) => record.msg === notice).length).toBe(warned + 1);
+    });
+  }
+  const REOPENS = 'lost the MCP server: the server closed the connection; reopening it at its next use';
+  const WAITS = 'lost the MCP server: the server closed the connection';
+
+  it('is started again at its next use, with no wait and the same tool objects', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer() });
     try {
       const before = await harness.registry.toolsFor('acme', 'a1', noAbort);
-      await callTool({ tool: toolNamed(before, 'exit_process'), rawArguments: '{}' });
-      await eventually(async () => {
-        await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow(McpUnavailableError);
-      });
-      await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow('the server closed the connection; next attempt in 1 s');
-      expect(harness.log.warnings().map((record) => record.msg)).toContain('lost the MCP server: the server closed the connection');
-
-      harness.clock.advance(1_000);
+      const { pid } = await where(before);
+      await kill(harness, before, REOPENS);
       const after = await harness.registry.toolsFor('acme', 'a1', noAbort);
-      expect(after.map((tool) => tool.name)).toEqual(before.map((tool) => tool.name));
       after.forEach((tool, index) => {
         expect(tool).toBe(before[index]);
       });
-      expect(await callTool({ tool: toolNamed(after, 'lookup'), rawArguments: '{"id":5}' })).toMatchObject({ ok: true, result: { content: 'item 5: widget-5, 3 in stock' } });
+      expect((await where(after)).pid).not.toBe(pid);
     } finally {
       await harness.registry.close();
     }
   });
 
-  it('turns a call to a dead server into an error the model can read', async () => {
+  it('waits out the backoff when it dies again soon after it was started, then comes back with the same tool objects', async () => {
     const harness = createTestRegistry({ acme: stdioTestServer() });
     try {
-      const tools = await harness.registry.toolsFor('acme', 'a1', noAbort);
-      await callTool({ tool: toolNamed(tools, 'exit_process'), rawArguments: '{}' });
-      await eventually(async () => {
-        await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow(McpUnavailableError);
-      });
-      await expect(callTool({ tool: toolNamed(tools, 'lookup'), rawArguments: '{"id":5}' })).rejects.toThrow(
+      const before = await harness.registry.toolsFor('acme', 'a1', noAbort);
+      await kill(harness, before, REOPENS);
+      await kill(harness, await harness.registry.toolsFor('acme', 'a1', noAbort), WAITS);
+      await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow(new McpUnavailableError('acme', 'the server closed the connection; next attempt in 1 s'));
+      // A call of a tool the turn already has says why, in words the model can read.
+      await expect(callTool({ tool: toolNamed(before, 'lookup'), rawArguments: '{"id":5}' })).rejects.toThrow(
         'the MCP server "acme" is unavailable: the server closed the connection; next attempt in 1 s',
       );
+
+      harness.clock.advance(1_000);
+      const after = await harness.registry.toolsFor('acme', 'a1', noAbort);
+      after.forEach((tool, index) => {
+        expect(tool).toBe(before[index]);
+      });
+      expect(await callTool({ tool: toolNamed(after, 'lookup'), rawArguments: '{"id":5}' })).toMatchObject({ ok: true, result: { content: 'item 5: widget-5, 3 in stock' } });
+      // Dying soon after that start is the third early loss in a row: 2 s now.
+      await kill(harness, after, WAITS);
+      await expect(harness.registry.toolsFor('acme', 'a1', noAbort)).rejects.toThrow('next attempt in 2 s');
+    } finally {
+      await harness.registry.close();
+    }
+  });
+
+  it('is started again at once after a session that served a while, whatever came before', async () => {
+    const harness = createTestRegistry({ acme: stdioTestServer() });
+    try {
+      await kill(harness, await harness.registry.toolsFor('acme', 'a1', noAbort), REOPENS);
+      const tools = await harness.registry.toolsFor('acme', 'a1', noAbort);
+      harness.clock.advance(STABLE_SESSION_MS);
+      await kill(harness, tools, REOPENS);
+      expect(await callTool({ tool: toolNamed(tools, 'lookup'), rawArguments: '{"id":6}' })).toMatchObject({ ok: true });
     } finally {
       await harness.registry.close();
     }

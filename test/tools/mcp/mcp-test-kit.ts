@@ -89,6 +89,13 @@ export async function callTool(options: {
   return { ok: true, result };
 }
 
+/** Which process serves a session, and where it runs (the stdio test server's `where` tool). */
+export async function where(tools: readonly WorkerAgentTool[]): Promise<{ pid: number; cwd: string }> {
+  const outcome = await callTool({ tool: toolNamed(tools, 'where'), rawArguments: '{}' });
+  if (!outcome.ok) throw new Error(outcome.rejected);
+  return JSON.parse(outcome.result.content as string) as { pid: number; cwd: string };
+}
+
 /** A temp folder and an events file the stdio test server appends to. */
 export async function eventsFolder(): Promise<{ folder: string; eventsFile: string; events: () => Promise<string[]>; remove: () => Promise<void> }> {
   const folder = await mkdtemp(path.join(tmpdir(), 'mcp-test-'));
