@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { WorkerAgentTool } from '../define-worker-tool.js';
 import type { McpToolCall } from './create-mcp-tool.js';
 import type { McpConfig, McpServerConfig } from './mcp-config.js';
+import { McpSchemaInterner } from './mcp-schema-interner.js';
 import { McpServerConnection, type McpConnectionSettings } from './mcp-server-connection.js';
 import { McpUnavailableError } from './mcp-unavailable-error.js';
 
@@ -51,6 +52,8 @@ interface SessionSlot {
  */
 export class McpRegistry {
   readonly #servers: ReadonlyMap<string, McpServerConfig>;
+  /** Per server, shared by every agent's session of it. */
+  readonly #schemas = new Map<string, McpSchemaInterner>();
   readonly #settings: McpConnectionSettings;
   readonly #limits: McpSessionLimits;
   readonly #clock: Clock;
@@ -72,6 +75,7 @@ export class McpRegistry {
     readonly agentsFolder?: string;
   }) {
     this.#servers = options.config.servers;
+    for (const name of this.#servers.keys()) this.#schemas.set(name, new McpSchemaInterner());
     this.#settings = { ...DEFAULT_SETTINGS, ...options.settings };
     this.#limits = { ...DEFAULT_MCP_SESSION_LIMITS, ...options.limits };
     this.#clock = options.clock;
@@ -198,6 +202,7 @@ export class McpRegistry {
       logger: this.#logger.child({ agentId }),
       // Stable for the agent: a tool keeps reaching the agent's session, whichever is open when it is called.
       callTool: (call) => this.#call(name, agentId, call),
+      schemas: this.#schemas.get(name) ?? new McpSchemaInterner(),
       ...(this.#agentsFolder === undefined ? {} : { workingFolder: path.join(this.#agentsFolder, agentId, 'mcp', name) }),
     });
   }

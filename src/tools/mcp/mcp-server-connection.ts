@@ -11,6 +11,7 @@ import { createMcpTransport, type McpTransport } from './create-mcp-transport.js
 import { describeMcpFailure } from './describe-mcp-failure.js';
 import { listMcpTools } from './list-mcp-tools.js';
 import type { McpServerConfig } from './mcp-config.js';
+import type { McpSchemaInterner } from './mcp-schema-interner.js';
 import { McpUnavailableError } from './mcp-unavailable-error.js';
 import { projectMcpTools, type ProjectedMcpTool } from './project-mcp-tools.js';
 import { isStaleHttpSession } from './stale-http-session.js';
@@ -78,6 +79,7 @@ export class McpServerConnection {
   #projected: ReadonlyMap<string, ProjectedMcpTool> = new Map();
   /** What the projected tools call: the registry's route to whichever connection serves their agent now. */
   readonly #callTool: McpToolCaller;
+  readonly #schemas: McpSchemaInterner | undefined;
 
   constructor(options: {
     name: string;
@@ -86,6 +88,8 @@ export class McpServerConnection {
     clock: Clock;
     logger: Logger;
     callTool: McpToolCaller;
+    /** Shared by the server's connections (every agent's), so equal schemas compile once. */
+    schemas?: McpSchemaInterner;
     workingFolder?: string;
   }) {
     this.name = options.name;
@@ -95,6 +99,7 @@ export class McpServerConnection {
     this.#logger = options.logger.child({ mcpServer: options.name });
     this.#callTool = options.callTool;
     this.#workingFolder = options.workingFolder;
+    this.#schemas = options.schemas;
   }
 
   /** True while a session is open or opening (a stdio process may be running). */
@@ -201,6 +206,7 @@ export class McpServerConnection {
       listing,
       previous: this.#projected,
       callTool: this.#callTool,
+      ...(this.#schemas === undefined ? {} : { schemas: this.#schemas }),
     });
     this.#projected = projected.byOriginalName;
     for (const skipped of projected.skipped) {

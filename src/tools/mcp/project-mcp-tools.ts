@@ -3,6 +3,7 @@ import { ToolDefinitionError } from '../tool-definition-error.js';
 import { assignProviderToolNames } from './assign-provider-tool-names.js';
 import { createMcpTool, type McpToolCaller } from './create-mcp-tool.js';
 import type { McpToolListing } from './list-mcp-tools.js';
+import type { McpSchemaInterner } from './mcp-schema-interner.js';
 
 /** A projected tool and the definition it was built from, to reuse it when nothing changed. */
 export interface ProjectedMcpTool {
@@ -30,6 +31,8 @@ export function projectMcpTools(options: {
   readonly listing: McpToolListing;
   readonly previous: ReadonlyMap<string, ProjectedMcpTool>;
   readonly callTool: McpToolCaller;
+  /** The server's schemas, shared by its sessions: an equal schema is the same object, compiled once. */
+  readonly schemas?: McpSchemaInterner;
 }): ProjectedMcpTools {
   const { server, namespaceDescription, listing, previous } = options;
   const providerNames = assignProviderToolNames(listing.tools.map((listed) => listed.definition.name));
@@ -38,7 +41,8 @@ export function projectMcpTools(options: {
   const skipped = [...listing.skipped];
   for (const { definition, inputSchema } of listing.tools) {
     const providerName = providerNames.get(definition.name) ?? definition.name;
-    const key = JSON.stringify([providerName, namespaceDescription, definition.description, definition.title, inputSchema, definition.annotations, definition.execution?.taskSupport]);
+    const schemaText = JSON.stringify(inputSchema);
+    const key = JSON.stringify([providerName, namespaceDescription, definition.description, definition.title, schemaText, definition.annotations, definition.execution?.taskSupport]);
     const known = previous.get(definition.name);
     if (known?.key === key) {
       tools.push(known.tool);
@@ -46,7 +50,8 @@ export function projectMcpTools(options: {
       continue;
     }
     try {
-      const tool = createMcpTool({ server, namespaceDescription, providerName, definition, inputSchema, callTool: options.callTool });
+      const schema = options.schemas?.intern(inputSchema, schemaText) ?? inputSchema;
+      const tool = createMcpTool({ server, namespaceDescription, providerName, definition, inputSchema: schema, callTool: options.callTool });
       tools.push(tool);
       byOriginalName.set(definition.name, { key, tool });
     } catch (error) {

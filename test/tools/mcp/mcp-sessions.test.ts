@@ -50,6 +50,11 @@ describe('MCP sessions belong to one agent', () => {
       expect((await stat(first.cwd)).mode & 0o777).toBe(0o700);
       // Made before the agent's home may be: the sandbox user must still pass through to the home.
       expect((await stat(path.join(files.folder, 'agents', 'agent-a'))).mode & 0o777).toBe(0o711);
+      // Each agent's tools are its own, but an equal schema is one object, compiled once.
+      const forA = toolNamed(await registry.toolsFor('acme', 'agent-a', noAbort), 'lookup');
+      const forB = toolNamed(await registry.toolsFor('acme', 'agent-b', noAbort), 'lookup');
+      expect(forA).not.toBe(forB);
+      expect(forA.parameters).toBe(forB.parameters);
       // The same agent's turns share its session.
       expect((await where(await registry.toolsFor('acme', 'agent-a', noAbort))).pid).toBe(first.pid);
       expect(registry.sessions.map((session) => [session.server, session.agentId])).toEqual([
