@@ -7,9 +7,10 @@ import { McpUnavailableError } from './mcp-unavailable-error.js';
 
 /**
  * The tools of the MCP servers an agent opted into (`agent.tools.mcp`), in the order it named
- * them, from the agent's own sessions. A name that is not configured is the caller's fault: an `invalid_request` before any
- * server is contacted. A configured server that is down or slower than `signal` contributes
- * nothing but one `mcp:<name>` unavailable entry and one warning; the turn goes on.
+ * them, from the agent's own sessions. A name that is not configured is the caller's fault:
+ * an `invalid_request` before any server is contacted. A configured server that is down,
+ * slower than `signal` or past the session limits contributes nothing but one `mcp:<name>`
+ * unavailable entry and one warning; the turn goes on.
  */
 export async function collectMcpTools(options: {
   readonly names: readonly string[];

@@ -154,7 +154,7 @@ export class McpRegistry {
     let slot = this.#slots.get(key);
     if (slot === undefined) {
       this.#makeRoom(name, agentId);
-      slot = { key, agentId, connection: this.#connect(name, agentId, config), active: 0, lastUsedMs: 0 };
+      slot = { key, agentId, connection: this.#newConnection(name, agentId, config), active: 0, lastUsedMs: 0 };
     } else {
       this.#slots.delete(key);
     }
@@ -193,7 +193,7 @@ export class McpRegistry {
     void slot.connection.close();
   }
 
-  #connect(name: string, agentId: string, config: McpServerConfig): McpServerConnection {
+  #newConnection(name: string, agentId: string, config: McpServerConfig): McpServerConnection {
     return new McpServerConnection({
       name,
       config,

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { everythingStdio, startEverythingHttp, type EverythingHttpServer } from '../../support/everything-server.js';
 import { stdioTestServer } from '../../support/mcp-test-server.js';
 import { readJson, startTestRuntime, type TestRuntime } from '../../support/test-runtime.js';
@@ -192,5 +192,59 @@ describe('the MCP reference server through the HTTP API', () => {
     expect(started?.['tools']).toEqual(expect.arrayContaining(['todo', 'get-sum']));
     const record = await readJson(await fetch(`${runtime.baseUrl}/turns/${body.id as string}/tools`));
     expect((record.providerTools as { name: string }[]).map((tool) => tool.name)).toEqual(['todo', 'tool_search']);
+  });
+});
+
+describe('MCP session limits, set in the environment', () => {
+  let files: Awaited<ReturnType<typeof eventsFolder>>;
+  let runtime: TestRuntime;
+
+  beforeAll(async () => {
+    files = await eventsFolder();
+    const configFile = path.join(files.folder, 'mcp.json');
+    await writeFile(configFile, JSON.stringify({ servers: { everything: everythingStdio() } }));
+    runtime = await startTestRuntime({ env: { MCP_CONFIG_FILE: configFile, MCP_MAX_SESSIONS: '1', MCP_SESSION_IDLE_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await runtime.close();
+    await files.remove();
+  });
+
+  async function toggle(agent: string): Promise<string> {
+    const response = await fetch(`${runtime.baseUrl}/turns`, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agent: { id: agent, tools: { mcp: ['everything'] } },
+        input: 'go',
+        model: {
+          script: [
+            { calls: [{ name: 'tool_search', arguments: { paths: ['everything.toggle-simulated-logging'] } }] },
+            { calls: [{ name: 'toggle-simulated-logging', namespace: 'everything', arguments: {}, callId: 'toggle' }] },
+            { text: 'done' },
+          ],
+        },
+      }),
+    });
+    const events = (await readJson(response)).events as TurnEvent[];
+    return events.find((event) => event.type === 'tool.completed' && event['callId'] === 'toggle')?.['output'] as string;
+  }
+  const openSessions = async () => sampleValue(parseMetrics(await (await fetch(`${runtime.baseUrl}/metrics`)).text()), 'turn_runtime_mcp_sessions', { server: 'everything' });
+
+  it('closes the least recently used session for a new one past MCP_MAX_SESSIONS: its state is gone', async () => {
+    expect(await toggle('first')).toMatch(/^Started/);
+    expect(await toggle('second')).toMatch(/^Started/);
+    expect(await openSessions()).toBe(1);
+    // first's session was closed to make room, so its logging is not on any more.
+    expect(await toggle('first')).toMatch(/^Started/);
+  });
+
+  it('closes a session unused for MCP_SESSION_IDLE_MS', async () => {
+    expect(await toggle('idle')).toMatch(/^Started/);
+    expect(await openSessions()).toBe(1);
+    await vi.waitFor(async () => {
+      expect(await openSessions()).toBe(0);
+    }, { timeout: 10_000, interval: 100 });
+    expect(await toggle('idle')).toMatch(/^Started/);
   });
 });
